@@ -1,0 +1,268 @@
+"""Generalized Jensen-Shannon divergence, one memory pass, as a drop-in for Liger-Kernel's LigerJSD.
+
+Inputs are (BT, V) log-probabilities: X = log Q (student), Y = log P (teacher). With
+M = beta*P + (1-beta)*Q the loss per row is
+
+    sum_v beta*P*(Y - log M) + (1-beta)*Q*(X - log M)          (0 < beta < 1)
+    sum_v P*(Y - X)                                             (beta = 0, forward KL)
+    sum_v Q*(X - Y)                                             (beta = 1, reverse KL)
+
+summed over rows and divided by the number of rows whose label is not ignore_index.
+
+Gradient (student only). For 0 < beta < 1, d/dX_i of the row sum is
+    (1-beta)*Q*(X - log M) + (1-beta)*Q - M * (1-beta)*Q / M  =  (1-beta)*Q*(X - log M):
+the derivative of log M cancels the derivative of the Q factor exactly, element by element.
+For beta = 0 it is -P, for beta = 1 it is Q*(X - Y + 1), as Liger defines them.
+
+Everything runs in base 2 (x2 = X*log2(e)): exp2/log2 are single MUFU instructions, so the
+general case costs three special-function ops per element (two ex2, one lg2).
+
+Underflow: where a probability is exactly 0 its log-prob may be -inf or merely very negative;
+0 * (-inf) must not appear. The beta in {0, 1} paths floor X and Y at -1e30 (exp of that is 0,
+the difference stays finite). The general path floors x2 and y2 at -120 in base 2, so
+M >= max(beta, 1-beta) * 2^-120 is a normal float and log2(M) is finite; an element so floored
+contributes at most ~2^-120 * 120 to the loss and its gradient, far below any tolerance.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+
+_MODE_FKL, _MODE_RKL, _MODE_GENERAL = 0, 1, 2
+
+
+@triton.jit
+def _exp2(x, FAST: tl.constexpr):
+    # ex2.approx.ftz is one MUFU.EX2; the non-ftz form adds a denormal fix-up around it.
+    if FAST:
+        return tl.inline_asm_elementwise(
+            "ex2.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+        )
+    else:
+        return tl.math.exp2(x)
+
+
+@triton.jit
+def _log2(x, FAST: tl.constexpr):
+    if FAST:
+        return tl.inline_asm_elementwise(
+            "lg2.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+        )
+    else:
+        return tl.math.log2(x)
+
+
+@triton.jit
+def _tile(x, y, acc1, acc2, a, b, log2s, s, MODE: tl.constexpr, FAST: tl.constexpr):
+    """One tile: returns updated accumulators and dX (already divided by n).
+
+    acc1/acc2 hold per-lane partial sums whose row total becomes the loss in _jsd_kernel.
+    log2s = log2(1/n) is folded into the exponent for the KL paths, so scaling costs nothing.
+    """
+    if MODE == 0:
+        xc = tl.maximum(x, -1e30)
+        yc = tl.maximum(y, -1e30)
+        ps = _exp2(yc * 1.4426950408889634 + log2s, FAST)  # P / n
+        acc1 += ps * (yc - xc)
+        dx = -ps
+    elif MODE == 1:
+        xc = tl.maximum(x, -1e30)
+        yc = tl.maximum(y, -1e30)
+        qs = _exp2(xc * 1.4426950408889634 + log2s, FAST)  # Q / n
+        diff = xc - yc
+        acc1 += qs * diff
+        dx = qs * diff + qs
+    else:
+        x2 = tl.maximum(x * 1.4426950408889634, -120.0)
+        y2 = tl.maximum(y * 1.4426950408889634, -120.0)
+        q = _exp2(x2, FAST)
+        p = _exp2(y2, FAST)
+        aq = a * q
+        l2m = _log2(b * p + aq, FAST)
+        g = aq * (x2 - l2m)  # (1-beta) Q (X - log M) / ln 2
+        acc1 += g
+        acc2 += p * (y2 - l2m)  # times beta at the end
+        dx = g * s  # s = ln2 / n
+    return acc1, acc2, dx
+
+
+@triton.jit
+def _jsd_kernel(
+    X, stride_x, Y, stride_y, DX, stride_dx,
+    LABELS, N_VALID, PARTIAL,
+    V, n_rows, beta, ignore_index, blocks_per_chunk,
+    MODE: tl.constexpr, HAS_LABEL: tl.constexpr, STORE_GRAD: tl.constexpr,
+    BLOCK: tl.constexpr, FAST: tl.constexpr,
+):
+    row = tl.program_id(0)
+    chunk = tl.program_id(1)
+    n_chunks = tl.num_programs(1)
+    row64 = row.to(tl.int64)
+    x_ptr = X + row64 * stride_x
+    y_ptr = Y + row64 * stride_y
+    dx_ptr = DX + row64 * stride_dx
+    out_ptr = PARTIAL + row64 * n_chunks + chunk
+
+    blk0 = chunk * blocks_per_chunk
+    blk1 = tl.minimum(blk0 + blocks_per_chunk, tl.cdiv(V, BLOCK))
+    n_full = V // BLOCK
+    offs = tl.arange(0, BLOCK)
+
+    if HAS_LABEL:
+        n = tl.maximum(tl.load(N_VALID).to(tl.float32), 1.0)
+        if tl.load(LABELS + row) == ignore_index:
+            if STORE_GRAD:
+                zero = tl.zeros([BLOCK], dtype=DX.dtype.element_ty)
+                for blk in range(blk0, blk1):
+                    o = blk * BLOCK + offs
+                    tl.store(dx_ptr + o, zero, mask=o < V)
+            tl.store(out_ptr, 0.0)
+            return
+    else:
+        n = n_rows
+
+    # Scalars per program: the cost is nil, and keeping n on the device avoids a host sync.
+    a = 1.0 - beta
+    s = 0.6931471805599453 / n
+    log2s = -tl.log2(n)
+
+    acc1 = tl.zeros([BLOCK], dtype=tl.float32)
+    acc2 = tl.zeros([BLOCK], dtype=tl.float32)
+    # Unmasked main loop: full blocks only, so loads/stores are plain vector accesses.
+    for blk in range(blk0, tl.minimum(blk1, n_full)):
+        o = blk * BLOCK + offs
+        x = tl.load(x_ptr + o).to(tl.float32)
+        y = tl.load(y_ptr + o).to(tl.float32)
+        acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
+        if STORE_GRAD:
+            tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty))
+    # The one partial block of the row, in whichever chunk owns it.
+    if blk1 > n_full:
+        o = n_full * BLOCK + offs
+        mask = o < V
+        x = tl.load(x_ptr + o, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptr + o, mask=mask, other=0.0).to(tl.float32)
+        t1 = tl.zeros([BLOCK], dtype=tl.float32)
+        t2 = tl.zeros([BLOCK], dtype=tl.float32)
+        t1, t2, dx = _tile(x, y, t1, t2, a, beta, log2s, s, MODE, FAST)
+        acc1 += tl.where(mask, t1, 0.0)
+        acc2 += tl.where(mask, t2, 0.0)
+        if STORE_GRAD:
+            tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty), mask=mask)
+
+    if MODE == 2:
+        part = (tl.sum(acc1, axis=0) + beta * tl.sum(acc2, axis=0)) * s
+    else:
+        part = tl.sum(acc1, axis=0)
+    tl.store(out_ptr, part)
+
+
+def _config(V: int, elem_bytes: int, device: torch.device):
+    """(BLOCK, num_warps, blocks_per_chunk) by vocabulary size and dtype; tuned on one H200."""
+    if device.type != "cuda":
+        return 64, 1, 2  # interpreter: small tiles so tests cover several blocks and chunks
+    block = 4096 if elem_bytes == 4 else 8192
+    num_warps = 8
+    n_blocks = triton.cdiv(V, block)
+    # Chunks of ~32K elements: enough programs that the last wave is a small share of the work.
+    blocks_per_chunk = max(1, min(n_blocks, 32768 // block))
+    return block, num_warps, blocks_per_chunk
+
+
+def _mode(beta: float) -> int:
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    return _MODE_FKL if beta == 0.0 else _MODE_RKL if beta == 1.0 else _MODE_GENERAL
+
+
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    # Rows may be strided; elements within a row must be adjacent for vector loads.
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_grad=True, config=None):
+    """Launch the kernel. Returns (loss in x.dtype, dX or None); dX is already divided by n."""
+    if x.dim() != 2 or x.shape != y.shape:
+        raise ValueError(f"expected two (BT, V) tensors of one shape, got {tuple(x.shape)} and {tuple(y.shape)}")
+    x, y = _rows(x), _rows(y)
+    BT, V = x.shape
+    mode = _mode(float(beta))
+    block, num_warps, bpc = config or _config(V, x.element_size(), x.device)
+    n_chunks = triton.cdiv(triton.cdiv(V, block), bpc)
+    partial = torch.empty((BT, n_chunks), dtype=torch.float32, device=x.device)
+    dx = torch.empty((BT, V), dtype=x.dtype, device=x.device) if store_grad else partial
+    if shift_labels is not None:
+        if shift_labels.shape != (BT,):
+            raise ValueError(f"shift_labels must have shape ({BT},), got {tuple(shift_labels.shape)}")
+        labels = shift_labels.contiguous()
+        n_valid = (labels != ignore_index).sum()  # stays on the device: no .item()
+    else:
+        labels = n_valid = partial  # unused placeholders
+    if BT > 0 and V > 0:
+        _jsd_kernel[(BT, n_chunks)](
+            x, x.stride(0), y, y.stride(0), dx, dx.stride(0) if store_grad else 0,
+            labels, n_valid, partial,
+            V, float(BT), float(beta), int(ignore_index), bpc,
+            MODE=mode, HAS_LABEL=shift_labels is not None, STORE_GRAD=store_grad,
+            BLOCK=block, FAST=x.is_cuda and torch.version.hip is None,
+            num_warps=num_warps,
+        )
+    else:
+        partial.zero_()
+        if store_grad:
+            dx.zero_()
+    # torch.sum over a fixed-shape tensor has a fixed order: the loss is bitwise reproducible.
+    loss = partial.sum().to(x.dtype)
+    return loss, (dx if store_grad else None)
+
+
+class JSDFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, shift_labels=None, beta=0.5, ignore_index=-100):
+        loss, dx = jsd_forward(x, y, shift_labels, beta=beta, ignore_index=ignore_index, store_grad=True)
+        ctx.save_for_backward(dx)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (dx,) = ctx.saved_tensors
+        # Out of place so that retain_graph=True and a second backward stay correct; no
+        # comparison with 1.0 (that would be a host sync).
+        return dx * grad_output, None, None, None, None
+
+
+def jsd_loss(student_logprobs, teacher_logprobs, shift_labels=None, *, beta=0.5, ignore_index=-100):
+    """Generalized JSD of (BT, V) log-probabilities; scalar loss in the input dtype.
+
+    With a gradient to compute, one pass writes dX for backward; otherwise a forward-only
+    pass reads the inputs and writes O(BT) partial sums.
+    """
+    if torch.is_grad_enabled() and student_logprobs.requires_grad:
+        return JSDFunction.apply(student_logprobs, teacher_logprobs, shift_labels, beta, ignore_index)
+    return jsd_forward(
+        student_logprobs, teacher_logprobs, shift_labels, beta=beta, ignore_index=ignore_index, store_grad=False
+    )[0]
+
+
+class JSD(torch.nn.Module):
+    """Drop-in for liger_kernel.transformers.LigerJSD: forward(log_q, log_p, shift_labels=None)."""
+
+    def __init__(self, beta: float = 0.5, ignore_index: int = -100):
+        super().__init__()
+        _mode(float(beta))
+        self.beta = beta
+        self.ignore_index = ignore_index
+
+    def forward(self, log_q, log_p, shift_labels=None):
+        return jsd_loss(log_q, log_p, shift_labels, beta=self.beta, ignore_index=self.ignore_index)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, ignore_index={self.ignore_index}"
+
+
+__all__ = ["JSD", "JSDFunction", "jsd_forward", "jsd_loss"]

@@ -1,0 +1,1 @@
+"""sitegen: a static registry of GPU-kernel benchmark records."""

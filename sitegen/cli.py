@@ -1,0 +1,161 @@
+"""The ``sitegen`` command line: thin click commands over plain functions.
+
+Exit codes: 0 success, 1 invalid input (each problem printed as one line
+``FILE: JSON-PATH: REASON`` on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sitegen.problems import InputError, Problem
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+EXIT_HELP = "\b\nExit codes: 0 ok, 1 invalid input, 2 usage error."
+
+
+def report(problems: list[Problem], *, as_json: bool, extra: dict | None = None) -> None:
+    """Print problems one per line on stderr (and as JSON on stdout with --json)."""
+    for problem in problems:
+        click.echo(problem.line(), err=True)
+    if problems:
+        click.echo(f"{len(problems)} problem(s) found.", err=True)
+    if as_json:
+        payload = {"ok": not problems, "problems": [p.as_dict() for p in problems], **(extra or {})}
+        click.echo(json.dumps(payload, indent=2, sort_keys=True))
+
+
+class Group(click.Group):
+    """Turns InputError from any command into its lines and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            as_json = bool(ctx.obj and ctx.obj.get("json"))
+            report(exc.problems, as_json=as_json)
+            ctx.exit(1)
+
+
+@click.group(cls=Group, context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.version_option(package_name="sitegen")
+def main() -> None:
+    """Build a static registry of GPU-kernel benchmark records, and re-measure them."""
+
+
+def json_option(func):
+    def remember(ctx: click.Context, _param, value: bool) -> bool:
+        ctx.ensure_object(dict)["json"] = value
+        return value
+
+    return click.option("--json", "as_json", is_flag=True, callback=remember, expose_value=True,
+                        help="Print a machine-readable result on stdout.")(func)
+
+
+PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+
+
+@main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@PATHS
+@json_option
+def validate(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Check manifest files or folders (default: records/) one document at a time.
+
+    Every problem is reported, one line each, before exiting.
+    """
+    from sitegen.loader import load_paths
+
+    records, problems = load_paths(list(paths) or [Path("records")])
+    report(problems, as_json=as_json, extra={"documents": len(records)})
+    if problems:
+        sys.exit(1)
+    click.echo(f"{len(records)} document(s) valid.", err=True)
+
+
+@main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@PATHS
+@json_option
+def verify(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Recompute every digest and reference of a registry (default: records/).
+
+    References must resolve, names must be unique, and each document's digest must
+    match the one in the folder's digests.lock: a one-byte change to any spec fails.
+    """
+    from sitegen.registry import open_registry
+
+    total = 0
+    problems: list[Problem] = []
+    for root in list(paths) or [Path("records")]:
+        try:
+            total += len(open_registry(root).records)
+        except InputError as exc:
+            problems += exc.problems
+    report(problems, as_json=as_json, extra={"documents": total})
+    if problems:
+        sys.exit(1)
+    click.echo(f"{total} document(s) verified.", err=True)
+
+
+@main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@json_option
+def digest(files: tuple[Path, ...], as_json: bool) -> None:
+    """Print each document's digest, kind and name, one line per document.
+
+    The digest is sha256 over RFC 8785 canonical JSON of {apiVersion, kind, spec},
+    so anyone can check a record by hand with any JCS implementation.
+    """
+    from sitegen.loader import load_paths
+
+    records, problems = load_paths(list(files))
+    if problems:
+        raise InputError(problems)
+    if as_json:
+        rows = [{"digest": r.digest, "kind": r.kind, "name": r.name, "file": r.file, "pointer": r.pointer} for r in records]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for record in records:
+        click.echo(f"{record.digest}  {record.kind}  {record.name}")
+
+
+@main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("schemas"), show_default=True,
+              help="Folder to write <Kind>.schema.json files into.")
+@click.option("--check", is_flag=True, help="Exit 1 if the schemas shipped with sitegen differ from the models.")
+def schema(out: Path, check: bool) -> None:
+    """Write the JSON Schema of every kind, generated from the record models."""
+    from sitegen.atomicwrite import write_atomic
+    from sitegen.schemas import committed_schema_files, schema_files
+
+    files = schema_files()
+    if check:
+        if committed_schema_files() != files:
+            raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema --out sitegen/schemas`")])
+        click.echo("schemas match the models.", err=True)
+        return
+    for name, data in files.items():
+        write_atomic(out / name, data)
+    click.echo(f"wrote {len(files)} schema(s) to {out}", err=True)
+
+
+@main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("root", required=False, type=click.Path(path_type=Path, file_okay=False), default=Path("records"))
+def lock(root: Path) -> None:
+    """Record the digest of every document of a registry in its digests.lock.
+
+    Run it after reviewing a change; `verify` and `build` then catch any later edit.
+    """
+    from sitegen.atomicwrite import write_atomic
+    from sitegen.loader import LOCK_NAME
+    from sitegen.registry import lock_contents, open_registry
+
+    registry = open_registry(root, check_lock_file=False)
+    write_atomic(root / LOCK_NAME, lock_contents(registry))
+    click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
+
+
+# Commands of the other subsystems register themselves here.

@@ -1,0 +1,133 @@
+"""Files and folders of manifests → validated documents, or every Problem found.
+
+A file holds one document, or a bundle ``{"run", "protocol", "environment"}`` shaped
+like the canonical manifest on a record page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.digest import document_digest
+from sitegen.migrate import migrate
+from sitegen.model import BUNDLE_KINDS, KINDS, Document
+from sitegen.problems import InputError, Problem, json_path
+from sitegen.strictjson import read_file
+
+LOCK_NAME = "digests.lock"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One validated document and where it came from."""
+
+    file: str
+    pointer: str
+    raw: dict[str, Any]
+    model: Document
+    digest: str
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
+
+    @property
+    def name(self) -> str:
+        return self.model.metadata.name
+
+
+_MESSAGES = {
+    "extra_forbidden": "unknown field",
+    "missing": "missing required field",
+}
+
+
+def _problems(exc: ValidationError, file: str, prefix: tuple[str, ...]) -> list[Problem]:
+    seen: dict[str, str] = {}
+    for error in exc.errors(include_url=False):
+        path = json_path([*prefix, *error["loc"]])
+        message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
+        if error["type"] == "literal_error" and error["loc"][-1:] == ("kind",):
+            message = f"unknown kind {error['input']!r}; expected one of {', '.join(KINDS)}"
+        seen.setdefault(path, message)
+    return [Problem(file, path, message) for path, message in seen.items()]
+
+
+def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Record:
+    """Validate one parsed document; raise InputError with its problems."""
+    where = json_path(prefix)
+
+    def fail(sub: str, message: str) -> InputError:
+        return InputError([Problem(file, json_path([*prefix, *([sub] if sub else [])]), message)])
+
+    if not isinstance(raw, dict):
+        raise fail("", "a document must be a JSON object")
+    raw = migrate(raw, file, where)
+    kind = raw.get("kind")
+    model = KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise fail("kind", f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    try:
+        validated = model.model_validate(raw, strict=True)
+    except ValidationError as exc:
+        raise InputError(_problems(exc, file, prefix)) from None
+    return Record(file, where, raw, validated, document_digest(raw))
+
+
+def load_file(path: Path, display: str | None = None) -> list[Record]:
+    """Every document of one file (one, or three for a bundle)."""
+    name = display or str(path)
+    raw = read_file(path, name)
+    if isinstance(raw, dict) and "kind" not in raw and set(raw) & set(BUNDLE_KINDS):
+        unknown = sorted(set(raw) - set(BUNDLE_KINDS))
+        if unknown:
+            raise InputError([Problem(name, json_path([unknown[0]]), "unknown bundle key; a bundle holds run, protocol and environment")])
+        records, problems = [], []
+        for key in BUNDLE_KINDS:
+            if key not in raw:
+                problems.append(Problem(name, json_path([key]), "missing bundle member"))
+                continue
+            try:
+                record = validate_document(raw[key], name, (key,))
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+            if record.kind != BUNDLE_KINDS[key]:
+                problems.append(Problem(name, json_path([key, "kind"]), f"bundle member {key!r} must be a {BUNDLE_KINDS[key]}"))
+            records.append(record)
+        if problems:
+            raise InputError(problems)
+        return records
+    return [validate_document(raw, name)]
+
+
+def discover(paths: list[Path]) -> list[Path]:
+    """Manifest files under the given files and folders, sorted; hidden folders skipped."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            for file in sorted(path.rglob("*.json")):
+                if not any(part.startswith(".") for part in file.relative_to(path).parts):
+                    found.append(file)
+        else:
+            found.append(path)
+    return found
+
+
+def load_paths(paths: list[Path]) -> tuple[list[Record], list[Problem]]:
+    """Load everything, collecting every problem instead of stopping at the first."""
+    records: list[Record] = []
+    problems: list[Problem] = []
+    for file in discover(paths):
+        if not file.exists():
+            problems.append(Problem(str(file), "$", "no such file or folder"))
+            continue
+        try:
+            records.extend(load_file(file))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    return records, sorted(problems)

@@ -1,0 +1,136 @@
+"""A whole registry: documents indexed by digest and name, references and lock checked.
+
+``validate`` looks at documents one by one; a Registry also answers whether every digest
+a document references resolves, whether names are unique, and whether each document
+still has the digest recorded in the registry's lock file (so a one-byte edit of any
+``spec`` is caught even where nothing references that document).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sitegen.loader import LOCK_NAME, Record, load_paths
+from sitegen.problems import InputError, Problem
+from sitegen.strictjson import read_file
+
+# Which digest fields point at which kind.
+REFERENCES: dict[str, dict[tuple[str, ...], str]] = {
+    "WorkloadCase": {("operationSpecDigest",): "OperationSpec"},
+    "ImplementationRevision": {("operation", "specDigest"): "OperationSpec"},
+    "BenchmarkRun": {
+        ("implementationDigest",): "ImplementationRevision",
+        ("workloadDigest",): "WorkloadCase",
+        ("protocolDigest",): "BenchmarkProtocol",
+        ("environmentDigest",): "ExecutionEnvironment",
+    },
+    "Attestation": {("run",): "BenchmarkRun"},
+}
+
+
+def lock_key(record: Record) -> str:
+    return f"{record.kind}/{record.name}"
+
+
+@dataclass
+class Registry:
+    records: list[Record]
+    by_digest: dict[str, Record] = field(default_factory=dict)
+    by_name: dict[str, Record] = field(default_factory=dict)
+
+    def of_kind(self, kind: str) -> list[Record]:
+        return [r for r in self.records if r.kind == kind]
+
+    def get(self, digest: str) -> Record:
+        return self.by_digest[digest]
+
+
+def index(records: list[Record]) -> tuple[Registry, list[Problem]]:
+    """Index documents; the same document in two files is kept once."""
+    registry = Registry([])
+    problems: list[Problem] = []
+    for record in records:
+        same = registry.by_digest.get(record.digest)
+        named = registry.by_name.get(lock_key(record))
+        if same is not None and same.raw == record.raw:
+            continue
+        if named is not None:
+            problems.append(Problem(record.file, f"{_at(record)}.metadata.name", f"{record.kind} name {record.name!r} is already used in {named.file}"))
+            continue
+        if same is not None:
+            problems.append(Problem(record.file, f"{_at(record)}.spec", f"same identity (digest) as {same.kind} {same.name!r} in {same.file}"))
+            continue
+        registry.records.append(record)
+        registry.by_digest[record.digest] = record
+        registry.by_name[lock_key(record)] = record
+    return registry, problems
+
+
+def _at(record: Record) -> str:
+    return record.pointer
+
+
+def check_references(registry: Registry) -> list[Problem]:
+    problems = []
+    for record in registry.records:
+        for fields, target in REFERENCES.get(record.kind, {}).items():
+            value = record.raw["spec"]
+            for name in fields:
+                value = value[name]
+            hit = registry.by_digest.get(value)
+            path = f"{_at(record)}.spec." + ".".join(fields)
+            if hit is None:
+                problems.append(Problem(record.file, path, f"references {value}, which resolves to no {target} in the registry"))
+            elif hit.kind != target:
+                problems.append(Problem(record.file, path, f"references a {hit.kind}, expected a {target}"))
+    return problems
+
+
+def read_lock(root: Path) -> dict[str, str] | None:
+    path = root / LOCK_NAME
+    if not path.exists():
+        return None
+    data = read_file(path)
+    documents = data.get("documents") if isinstance(data, dict) else None
+    if not isinstance(documents, dict):
+        raise InputError([Problem(str(path), "$.documents", "lock file must map kind/name to digest")])
+    return documents
+
+
+def lock_contents(registry: Registry) -> bytes:
+    documents = {lock_key(r): r.digest for r in sorted(registry.records, key=lock_key)}
+    return (json.dumps({"formatVersion": 1, "documents": documents}, indent=1) + "\n").encode()
+
+
+def check_lock(registry: Registry, root: Path) -> list[Problem]:
+    locked = read_lock(root)
+    if locked is None:
+        return []
+    lock_file = str(root / LOCK_NAME)
+    problems = []
+    for record in registry.records:
+        expected = locked.get(lock_key(record))
+        if expected is None:
+            problems.append(Problem(record.file, f"{_at(record)}.metadata.name", f"{lock_key(record)} is not in {LOCK_NAME}; run `sitegen lock` after reviewing it"))
+        elif expected != record.digest:
+            problems.append(Problem(record.file, f"{_at(record)}.spec", f"digest {record.digest} differs from {expected} in {LOCK_NAME}: the spec changed"))
+    for key in sorted(set(locked) - set(registry.by_name)):
+        problems.append(Problem(lock_file, f"$.documents['{key}']", "locked document is missing from the registry"))
+    return problems
+
+
+def open_registry(root: Path, *, check_lock_file: bool = True) -> Registry:
+    """Load, validate and cross-check a registry folder; raise InputError with everything wrong."""
+    records, problems = load_paths([root])
+    registry, more = index(records)
+    problems += more
+    if not problems:
+        problems += check_references(registry)
+        if check_lock_file:
+            problems += check_lock(registry, root)
+    if problems:
+        raise InputError(problems)
+    registry.records.sort(key=lambda r: (r.kind, r.name))
+    return registry

@@ -1,0 +1,124 @@
+"""Strict JSON reading: the bytes of a manifest to Python values, or one Problem.
+
+The stdlib parser accepts things a registry must not: duplicate keys (last wins),
+NaN/Infinity, 1e400 (becomes inf), integers no other JSON reader can hold exactly. We
+keep the stdlib's speed and catch those cases through its hooks, marking offenders in
+the tree so the error can name the JSON path where it happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sitegen.problems import InputError, Problem, json_path
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 32
+# I-JSON (RFC 7493) and RFC 8785 both assume IEEE doubles: beyond 2**53 an integer
+# would not survive a round trip through another reader, so its digest would differ.
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class _Bad:
+    """Placeholder left in the tree by a parser hook; carries the reason."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+class _DuplicateKeys(dict):
+    duplicate: str = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            marked = _DuplicateKeys(out)
+            marked.duplicate = key
+            return marked
+        out[key] = value
+    return out
+
+
+def _int(text: str) -> int | _Bad:
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        return _Bad(f"integer {text} is outside the exact range ±(2**53 - 1)")
+    return value
+
+
+def _float(text: str) -> float | _Bad:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        return _Bad(f"number {text} overflows a double")
+    return value
+
+
+def _constant(text: str) -> _Bad:
+    return _Bad(f"{text} is not valid JSON")
+
+
+def _find_bad(value: Any, loc: list[str | int]) -> tuple[list[str | int], str] | None:
+    if len(loc) > MAX_DEPTH:
+        return loc, f"nesting deeper than {MAX_DEPTH} levels"
+    if isinstance(value, _Bad):
+        return loc, value.reason
+    if isinstance(value, _DuplicateKeys):
+        return [*loc, value.duplicate], f"duplicate key {value.duplicate!r}"
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, child in items:
+        found = _find_bad(child, [*loc, key])
+        if found:
+            return found
+    return None
+
+
+def parse_bytes(data: bytes, file: str) -> Any:
+    """Parse one JSON text strictly; raise InputError naming the file and JSON path."""
+
+    def fail(path: str, message: str) -> InputError:
+        return InputError([Problem(file, path, message)])
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise fail("$", "file starts with a byte-order mark; save it as UTF-8 without BOM")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail("$", f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
+            parse_constant=_constant,
+        )
+    except json.JSONDecodeError as exc:
+        raise fail("$", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise fail("$", f"nesting deeper than {MAX_DEPTH} levels") from None
+    found = _find_bad(value, [])
+    if found:
+        raise fail(json_path(found[0]), found[1])
+    return value
+
+
+def read_file(path: Path, display: str | None = None) -> Any:
+    """Read and strictly parse a JSON file, refusing oversized files before reading them."""
+    name = display or str(path)
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError([Problem(name, "$", f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit")])
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(name, "$", f"cannot read file: {exc.strerror}")]) from None
+    return parse_bytes(data, name)
