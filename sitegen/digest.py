@@ -14,7 +14,7 @@ from typing import Any
 
 import rfc8785
 
-from sitegen.model import API_VERSION
+from sitegen.formatversion import API_VERSION
 
 
 def canonical(value: Any) -> bytes:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema
 
-API_VERSION = "kernelindex.dev/v1alpha1"
+from sitegen.formatversion import API_VERSION  # noqa: F401  (re-exported)
 
 
 class Strict(BaseModel):

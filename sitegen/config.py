@@ -1,0 +1,93 @@
+"""The registry's own settings: ``sitegen.toml`` and ``sources/<id>.toml``.
+
+Every setting has a default, so a bare folder of manifests builds. Sources describe who
+published imported records (name, license, date) and are keyed by the id that runs carry
+in ``spec.sourceNative.source``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sitegen.model.common import Day, HttpUrl, Short
+from sitegen.problems import InputError, Problem, json_path
+
+CONFIG_NAME = "sitegen.toml"
+SOURCES_DIR = "sources"
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+
+
+class Site(_Settings):
+    """The ``[site]`` table."""
+
+    title: Short = "Kernel benchmark registry"
+    """Site title shown on every page."""
+    base_url: HttpUrl = "https://kernelindex.dev/"
+    """Absolute URL the site is served from; permalinks and citations use it."""
+    repository_url: HttpUrl = "https://github.com/kernelindex/registry"
+    """Repository of the registry."""
+    issue_tracker_url: HttpUrl = "https://github.com/kernelindex/registry/issues"
+    """Where "Report an issue" and "Add a reproduction or note" lead."""
+    license: Short = "CC-BY-4.0"
+    """License of records that name no source."""
+
+
+class Source(_Settings):
+    """One ``sources/<id>.toml``: who published a set of imported records."""
+
+    name: Short
+    """Human name, e.g. "Liger-Kernel benchmarks"."""
+    url: HttpUrl | None = None
+    """Where the source is published."""
+    license: Short
+    """SPDX identifier of the source's license."""
+    published: Day
+    """Date its records were published in this registry."""
+    citation: Short | None = None
+    """How to cite the source."""
+
+
+class Config(_Settings):
+    site: Site = Site()
+    """Site settings."""
+    sources: dict[str, Source] = {}
+    """Sources by id."""
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), "$", f"invalid TOML: {exc}")]) from None
+
+
+def _validate(model: type[_Settings], data: dict, file: Path, prefix: tuple = ()) -> _Settings:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError([
+            Problem(str(file), json_path([*prefix, *e["loc"]]), "unknown setting" if e["type"] == "extra_forbidden" else e["msg"])
+            for e in exc.errors(include_url=False)
+        ]) from None
+
+
+def load_config(root: Path) -> Config:
+    """Read ``root/sitegen.toml`` and ``root/sources/*.toml``; defaults where absent."""
+    site = Site()
+    config_file = root / CONFIG_NAME
+    if config_file.exists():
+        data = _read_toml(config_file)
+        unknown = sorted(set(data) - {"site"})
+        if unknown:
+            raise InputError([Problem(str(config_file), json_path([unknown[0]]), "unknown table; expected [site]")])
+        site = _validate(Site, data.get("site", {}), config_file, ("site",))
+    sources = {}
+    for file in sorted((root / SOURCES_DIR).glob("*.toml")):
+        sources[file.stem] = _validate(Source, _read_toml(file), file)
+    return Config(site=site, sources=sources)
