@@ -1,0 +1,128 @@
+"""The JSD kernel on small shapes (Triton's interpreter on a CPU, or the GPU) vs float64 autograd.
+
+Under the interpreter the launcher picks BLOCK=64 with two blocks per chunk, so V=301 covers
+full blocks, a masked tail and several chunks per row; V=37 is a lone partial block.
+"""
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the JSD kernel needs torch")
+pytest.importorskip("triton", reason="the JSD kernel needs triton")
+if os.environ.get("TRITON_INTERPRET") == "1":
+    pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
+
+from jsd_checks import check_against_reference, labels_for, logprobs, underflow_pair  # noqa: E402
+
+from sitegen.kernels.jsd import JSD, jsd_loss  # noqa: E402
+from sitegen.kernels.reference import bytes_moved, jsd_reference  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+
+
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("beta", BETAS)
+@pytest.mark.parametrize("labels", ["none", "some"])
+def test_loss_and_grad(beta, dtype, labels):
+    g = gen(hash((beta, str(dtype), labels)) % 2**31)
+    x, y = logprobs(6, 301, dtype, DEVICE, gen=g), logprobs(6, 301, dtype, DEVICE, gen=g)
+    check_against_reference(x, y, labels_for(labels, 6, DEVICE, g), beta)
+
+
+@pytest.mark.parametrize("beta", BETAS)
+def test_all_rows_ignored_gives_zero_loss_and_grad(beta):
+    g = gen(1)
+    x, y = logprobs(4, 301, torch.float32, DEVICE, gen=g), logprobs(4, 301, torch.float32, DEVICE, gen=g)
+    loss, grad = check_against_reference(x, y, labels_for("all", 4, DEVICE, g), beta)
+    assert loss.item() == 0.0 and not grad.any()
+
+
+@pytest.mark.parametrize("v", [37, 64, 128, 300])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
+def test_vocab_sizes(v, beta):
+    g = gen(v)
+    x, y = logprobs(3, v, torch.float32, DEVICE, gen=g), logprobs(3, v, torch.float32, DEVICE, gen=g)
+    check_against_reference(x, y, labels_for("some", 3, DEVICE, g), beta)
+
+
+@pytest.mark.parametrize("layout", ["row_strided", "column_strided", "transposed"])
+def test_non_contiguous_inputs(layout):
+    g = gen(7)
+    bt, v = 5, 150
+    if layout == "row_strided":  # rows padded: stride(0) > V, elements adjacent
+        x = logprobs(bt, v + 27, torch.float32, DEVICE, gen=g)[:, :v]
+        y = logprobs(bt, v + 13, torch.float32, DEVICE, gen=g)[:, 5 : v + 5]
+    elif layout == "column_strided":
+        x = logprobs(bt, 2 * v, torch.float32, DEVICE, gen=g)[:, ::2]
+        y = logprobs(bt, 2 * v, torch.float32, DEVICE, gen=g)[:, 1::2]
+    else:
+        x = logprobs(v, bt, torch.float32, DEVICE, gen=g).t()
+        y = logprobs(v, bt, torch.float32, DEVICE, gen=g).t()
+    assert not x.is_contiguous()
+    for beta in (0.0, 0.5, 1.0):
+        check_against_reference(x, y, labels_for("some", bt, DEVICE, g), beta)
+
+
+@pytest.mark.parametrize("beta", BETAS)
+def test_upstream_gradient_other_than_one(beta):
+    g = gen(11)
+    x, y = logprobs(4, 200, torch.float32, DEVICE, gen=g), logprobs(4, 200, torch.float32, DEVICE, gen=g)
+    check_against_reference(x, y, labels_for("some", 4, DEVICE, g), beta, upstream=-2.5, module=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("beta", BETAS)
+def test_underflow_gives_no_nan(beta, dtype):
+    x, y = underflow_pair(4, 301, dtype, DEVICE, gen=gen(13))
+    check_against_reference(x, y, None, beta)
+
+
+@pytest.mark.parametrize("beta", BETAS)
+def test_forward_only_path(beta):
+    g = gen(17)
+    x, y = logprobs(5, 301, torch.float32, DEVICE, gen=g), logprobs(5, 301, torch.float32, DEVICE, gen=g)
+    labels = labels_for("some", 5, DEVICE, g)
+    ref = jsd_reference(x, y, labels, beta=beta)
+    loss = jsd_loss(x, y, labels, beta=beta)  # x does not require grad
+    assert loss.grad_fn is None
+    torch.testing.assert_close(loss.double().cpu(), ref.cpu(), rtol=1e-5, atol=1e-6)
+    with torch.no_grad():
+        loss2 = JSD(beta=beta)(x.clone().requires_grad_(), y, labels)
+    assert loss2.grad_fn is None and torch.equal(loss, loss2)
+
+
+def test_retain_graph_second_backward_is_the_same():
+    g = gen(19)
+    x = logprobs(3, 100, torch.float32, DEVICE, gen=g).requires_grad_()
+    y = logprobs(3, 100, torch.float32, DEVICE, gen=g)
+    loss = jsd_loss(x, y)
+    (g1,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE), retain_graph=True)
+    (g2,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE))
+    assert torch.equal(g1, g2)
+
+
+def test_bad_arguments():
+    x = torch.zeros(2, 3, device=DEVICE)
+    with pytest.raises(ValueError):
+        jsd_loss(x, x, beta=1.5)
+    with pytest.raises(ValueError):
+        jsd_loss(x, torch.zeros(2, 4, device=DEVICE))
+    with pytest.raises(ValueError):
+        jsd_loss(x, x, torch.zeros(3, dtype=torch.long, device=DEVICE))
+
+
+def test_bytes_moved():
+    assert bytes_moved(2048, 128256, 4, pass_="forward") == 3 * 2048 * 128256 * 4
+    assert bytes_moved(2048, 128256, 2, pass_="forward_only") == 2 * 2048 * 128256 * 2
+    assert bytes_moved(1, 1, 4, pass_="full") == bytes_moved(1, 1, 4, pass_="forward") + bytes_moved(
+        1, 1, 4, pass_="backward"
+    )
+    with pytest.raises(ValueError):
+        bytes_moved(1, 1, 4, pass_="sideways")
