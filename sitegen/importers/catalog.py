@@ -1,0 +1,311 @@
+"""What Liger-Kernel's benchmarks measure: operations, JSD workloads, implementations.
+
+Stdlib only (plus sitegen.digest, which needs rfc8785 but not pydantic): the GPU rerun
+harness imports this module on hosts without pydantic, and must produce byte-identical
+OperationSpec and WorkloadCase documents so its runs land in the same cohorts as the
+imported ones. Anything here that changes a ``spec`` changes digests, so edit with care.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sitegen.digest import document_digest
+from sitegen.formatversion import API_VERSION
+
+LIGER_REPOSITORY = "https://github.com/linkedin/Liger-Kernel"
+
+
+def _axes(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"name": name, "description": description} for name, description in pairs]
+
+
+# Axis vocabulary shared by the table below: one description per axis name, so the same
+# word means the same thing on every operation page.
+AXIS_DESCRIPTIONS = {
+    "vocab": "vocabulary size",
+    "hidden": "hidden size",
+    "intermediate": "intermediate (FFN) size",
+    "tokens": "rows: batch × sequence length",
+    "batch": "batch size",
+    "seq_len": "sequence length",
+    "embedding_dim": "embedding dimension",
+    "features": "feature size of the normalized dimension",
+    "channels": "channels",
+    "channels_per_group": "channels per group",
+    "heads": "attention heads",
+    "q_heads": "query heads",
+    "kv_heads": "key/value heads",
+    "kernel_size": "window (kernel) size",
+    "dilation": "window dilation",
+    "in_channels": "input channels (attention heads in)",
+    "out_channels": "output channels (attention heads out)",
+    "experts": "experts",
+    "top_k": "experts per token",
+}
+
+
+def _kernel(title: str, family: str, axes: list[str], description: str | None = None) -> dict[str, Any]:
+    return {"title": title, "family": family, "axes": axes, "description": description}
+
+
+# Every kernel of Liger-Kernel's published benchmark data. Axis order is display order
+# (the workload label reads it left to right): model dimensions first, then how much
+# data goes through (batch, sequence, tokens), as "vocab = 128256 · tokens = 2048".
+KERNELS: dict[str, dict[str, Any]] = {
+    "cross_entropy": _kernel("Cross-entropy loss", "loss", ["vocab", "tokens"]),
+    "distill_cosine_loss": _kernel("Cosine-similarity distillation loss (fused linear)", "loss", ["vocab", "hidden", "tokens"]),
+    "distill_jsd_loss": _kernel("Jensen-Shannon distillation loss (fused linear)", "loss", ["vocab", "hidden", "tokens"]),
+    "embedding": _kernel("Embedding lookup", "embedding", ["vocab", "embedding_dim", "batch", "seq_len"]),
+    "fused_add_rms_norm": _kernel("Fused residual add + RMSNorm", "normalization", ["hidden", "tokens"]),
+    "fused_linear_cpo_loss": _kernel("Fused linear CPO loss", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "fused_linear_cross_entropy": _kernel("Fused linear cross-entropy loss", "loss", ["vocab", "hidden", "tokens"]),
+    "fused_linear_grpo_loss_sequence": _kernel("Fused linear GRPO loss (sequence-level importance sampling)", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "fused_linear_grpo_loss_token": _kernel("Fused linear GRPO loss (token-level importance sampling)", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "fused_linear_jsd": _kernel("Fused linear Jensen-Shannon divergence loss", "loss", ["vocab", "hidden", "tokens"]),
+    "fused_linear_orpo_loss": _kernel("Fused linear ORPO loss", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "fused_linear_simpo_loss": _kernel("Fused linear SimPO loss", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "fused_moe": _kernel("Fused mixture-of-experts MLP", "mixture of experts", ["hidden", "intermediate", "experts", "top_k", "tokens"]),
+    "fused_neighborhood_attention": _kernel("Fused neighborhood attention", "attention", ["hidden", "heads", "kernel_size", "dilation", "batch", "seq_len"]),
+    "geglu": _kernel("GEGLU MLP", "activation", ["hidden", "intermediate", "batch", "seq_len"]),
+    "group_norm": _kernel("GroupNorm", "normalization", ["channels", "channels_per_group", "hidden", "batch"]),
+    "jsd": _kernel("Jensen-Shannon divergence loss", "loss", ["vocab", "tokens"],
+                   "Liger-Kernel's generalized Jensen-Shannon divergence (LigerJSD) between student and teacher log-probabilities."),
+    "kl_div": _kernel("KL divergence loss", "loss", ["vocab", "tokens"]),
+    "kto_loss": _kernel("Fused linear KTO loss", "loss", ["vocab", "hidden", "batch", "seq_len"]),
+    "layer_norm": _kernel("LayerNorm", "normalization", ["hidden", "tokens"]),
+    "llama4_rope": _kernel("Llama 4 rotary position embedding", "position embedding", ["hidden", "q_heads", "kv_heads", "seq_len"]),
+    "megatron_cross_entropy": _kernel("Cross-entropy loss (Megatron-LM layout)", "loss", ["vocab", "seq_len", "batch"]),
+    "megatron_rms_norm": _kernel("RMSNorm (Megatron-LM layout)", "normalization", ["hidden", "seq_len", "batch"]),
+    "megatron_swiglu": _kernel("SwiGLU (Megatron-LM layout)", "activation", ["intermediate", "seq_len", "batch"]),
+    "multi_token_attention": _kernel("Multi-token attention", "attention", ["in_channels", "out_channels", "kernel_size", "batch", "seq_len"]),
+    "relu_squared": _kernel("Squared ReLU", "activation", ["hidden", "tokens"]),
+    "rms_norm": _kernel("RMSNorm", "normalization", ["hidden", "tokens"]),
+    "rope": _kernel("Rotary position embedding (RoPE)", "position embedding", ["hidden", "q_heads", "kv_heads", "seq_len"]),
+    "softmax": _kernel("Softmax", "activation", ["hidden", "tokens"]),
+    "sparse_multi_token_attention": _kernel("Sparse multi-token attention", "attention", ["in_channels", "out_channels", "kernel_size", "batch", "seq_len"]),
+    "sparsemax": _kernel("Sparsemax", "activation", ["features", "batch", "seq_len"]),
+    "swiglu": _kernel("SwiGLU MLP", "activation", ["hidden", "intermediate", "batch", "seq_len"]),
+    "tiled_geglu": _kernel("Tiled GEGLU MLP", "activation", ["hidden", "intermediate", "batch", "seq_len"]),
+    "tiled_swiglu": _kernel("Tiled SwiGLU MLP", "activation", ["hidden", "intermediate", "batch", "seq_len"]),
+    "tvd": _kernel("Total variation distance loss", "loss", ["vocab", "tokens"]),
+}
+
+# The JSD operation in full: the rerun harness times sitegen's own kernel against it.
+JSD_SPEC_EXTRA: dict[str, Any] = {
+    "inputs": [
+        {"name": "student_log_probs", "shape": ["tokens", "vocab"],
+         "description": "student log-probabilities X = log Q (the predictions)"},
+        {"name": "teacher_log_probs", "shape": ["tokens", "vocab"],
+         "description": "teacher log-probabilities Y = log P (the targets)"},
+    ],
+    "outputs": [
+        {"name": "loss", "shape": [], "description": "scalar loss, mean over kept rows"},
+    ],
+    "parameters": {
+        "beta": "weight of the teacher in the mixture M, in [0, 1]; 0 is forward KL, 1 is reverse KL",
+        "ignore_index": "rows whose shift label equals it are left out of the loss",
+    },
+    "semantics": {
+        "expression": (
+            "loss = (1/N) · Σ_{kept rows i} Σ_v [ β·P_iv·(Y_iv − log M_iv) + (1−β)·Q_iv·(X_iv − log M_iv) ], "
+            "where X = student_log_probs, Y = teacher_log_probs, Q = exp(X), P = exp(Y), "
+            "M = β·P + (1−β)·Q, and N is the number of kept rows"
+        ),
+        "notes": (
+            "β = 0 is forward KL, Σ_v P·(Y − X), and β = 1 is reverse KL, Σ_v Q·(X − Y): Liger-Kernel "
+            "defines these two cases directly (they are not limits of the general form, which vanishes "
+            "at both ends). With optional shift_labels [tokens], a row is kept unless its label equals "
+            "ignore_index; without labels every row is kept; with no kept rows the loss is 0. The "
+            "gradient is taken with respect to the student log-probabilities only."
+        ),
+    },
+}
+
+# Who wrote the code a benchmark provider runs: shown name, project, repository, license.
+# A provider whose code is Liger-Kernel's carries the Liger release as its version.
+PROVIDERS: dict[str, dict[str, Any]] = {
+    "liger": {"name": "Liger", "project": "Liger-Kernel", "repository": LIGER_REPOSITORY, "license": "BSD-2-Clause", "liger": True},
+    "liger_tiled": {"name": "Liger (tiled)", "project": "Liger-Kernel", "repository": LIGER_REPOSITORY, "license": "BSD-2-Clause", "liger": True},
+    "liger_in_place": {"name": "Liger (in place)", "project": "Liger-Kernel", "repository": LIGER_REPOSITORY, "license": "BSD-2-Clause", "liger": True},
+    "liger_rms_norm": {"name": "Liger RMSNorm after a separate add", "project": "Liger-Kernel", "repository": LIGER_REPOSITORY, "license": "BSD-2-Clause", "liger": True},
+    "liger_fused_add_rms_norm": {"name": "Liger fused add + RMSNorm", "project": "Liger-Kernel", "repository": LIGER_REPOSITORY, "license": "BSD-2-Clause", "liger": True},
+    "torch": {"name": "torch", "project": "PyTorch", "repository": "https://github.com/pytorch/pytorch", "license": "BSD-3-Clause", "variant": "eager"},
+    "torch_compile": {"name": "torch.compile", "project": "PyTorch", "repository": "https://github.com/pytorch/pytorch", "license": "BSD-3-Clause", "variant": "torch.compile"},
+    "huggingface": {"name": "Hugging Face Transformers", "project": "Transformers", "repository": "https://github.com/huggingface/transformers", "license": "Apache-2.0"},
+    "megatron": {"name": "Megatron-LM", "project": "Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM"},
+    "megatron-fused": {"name": "Megatron-LM (fused)", "project": "Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM"},
+    "megatron-unfused": {"name": "Megatron-LM (unfused)", "project": "Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM"},
+    "deepspeed_tiled": {"name": "DeepSpeed (tiled)", "project": "DeepSpeed", "repository": "https://github.com/deepspeedai/DeepSpeed", "license": "Apache-2.0"},
+}
+
+# Entry points known for certain; others are left out rather than guessed.
+CALLABLES: dict[tuple[str, str], dict[str, str]] = {
+    ("jsd", "liger"): {"module": "liger_kernel.transformers", "name": "LigerJSD"},
+}
+
+
+def slug(text: str) -> str:
+    """A name segment: lowercase, runs of other characters as one "-", no "-" at either end."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.").replace("..", ".")
+
+
+def kernel_title(kernel: str) -> str:
+    """Human name of a kernel; an unknown one reads as words: "foo_bar" → "Foo bar"."""
+    known = KERNELS.get(kernel)
+    if known is not None:
+        return known["title"]
+    return kernel.replace("_", " ").strip().capitalize() or kernel
+
+
+def operation_name(kernel: str) -> str:
+    """metadata.name of a kernel's OperationSpec: the kernel name with "_" → "-"."""
+    return slug(kernel.replace("_", "-"))
+
+
+def operation_axes(kernel: str) -> list[str]:
+    """Axis names of a known kernel's workloads, in display order ([] for an unknown kernel)."""
+    known = KERNELS.get(kernel)
+    return list(known["axes"]) if known else []
+
+
+def operation_document_with_axes(kernel: str, axes: list[str]) -> dict[str, Any]:
+    """The OperationSpec of ``kernel``; ``axes`` only matter for a kernel not in KERNELS."""
+    known = KERNELS.get(kernel)
+    family = known["family"] if known else "uncategorized"
+    axis_names = known["axes"] if known else axes
+    spec: dict[str, Any] = {
+        "family": family,
+        "axes": _axes(*[(name, AXIS_DESCRIPTIONS.get(name, name.replace("_", " "))) for name in axis_names]),
+    }
+    if kernel == "jsd":
+        spec.update(JSD_SPEC_EXTRA)
+    metadata: dict[str, Any] = {"name": operation_name(kernel), "title": kernel_title(kernel)}
+    if known and known["description"]:
+        metadata["description"] = known["description"]
+    return {"apiVersion": API_VERSION, "kind": "OperationSpec", "metadata": metadata, "spec": spec}
+
+
+def operation_document(kernel: str) -> dict:
+    """The full OperationSpec document of a Liger benchmark kernel, e.g. "jsd"."""
+    return operation_document_with_axes(kernel, [])
+
+
+def axes_label(axes: dict[str, Any], dtype: str | None) -> str:
+    """How a workload reads: "vocab = 128256 · tokens = 2048 · fp32" (axes in order, then dtype)."""
+    parts = [f"{name} = {value}" for name, value in axes.items()]
+    if dtype:
+        parts.append(dtype)
+    return " · ".join(parts)
+
+
+def case_slug(axes: dict[str, Any], dtype: str | None) -> str:
+    """A workload in one name segment: axes alphabetically, then dtype ("tokens2048-vocab128256-fp32")."""
+    parts = [f"{slug(name)}{slug(str(value))}" for name, value in sorted(axes.items())]
+    if dtype:
+        parts.append(slug(dtype))
+    return "-".join(parts)
+
+
+def workload_document(
+    kernel: str, axes: dict[str, Any], *, dtype: str | None = None, tensors: list[dict] | None = None,
+    scalars: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
+    operation: dict[str, Any] | None = None, description: str | None = None,
+) -> dict[str, Any]:
+    """A WorkloadCase of ``kernel``; correctness is "not_asserted" (the source publishes no check)."""
+    op = operation or operation_document(kernel)
+    spec: dict[str, Any] = {"operationSpecDigest": document_digest(op), "axes": dict(axes)}
+    if dtype:
+        spec["dtype"] = dtype
+    if tensors:
+        spec["tensors"] = tensors
+    if scalars:
+        spec["scalars"] = dict(scalars)
+    if config:
+        spec["config"] = dict(config)
+    spec["correctness"] = {"comparator": "not_asserted"}
+    metadata: dict[str, Any] = {
+        "name": f"{operation_name(kernel)}-{case_slug(axes, dtype)}",
+        "title": axes_label(axes, dtype),
+    }
+    if description:
+        metadata["description"] = description
+    return {"apiVersion": API_VERSION, "kind": "WorkloadCase", "metadata": metadata, "spec": spec}
+
+
+def jsd_workload_document(tokens: int, vocab: int, dtype: str) -> dict:
+    """The WorkloadCase of JSD on [tokens, vocab] student and teacher log-probabilities.
+
+    ``dtype`` is "fp32", "bf16" or "fp16". Imported Liger rows and sitegen reruns of the
+    same shape and type produce this same document, hence the same digest and cohort.
+    """
+    if dtype not in ("fp32", "bf16", "fp16"):
+        raise ValueError(f"dtype must be fp32, bf16 or fp16, got {dtype!r}")
+    for label, value in (("tokens", tokens), ("vocab", vocab)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+    tensors = [
+        {"name": name, "dtype": dtype, "shape": [tokens, vocab]}
+        for name in ("student_log_probs", "teacher_log_probs")
+    ]
+    return workload_document("jsd", {"vocab": vocab, "tokens": tokens}, dtype=dtype, tensors=tensors)
+
+
+def provider_info(provider: str) -> dict[str, Any]:
+    """Shown name, project, repository and license of a provider; unknown ones read as words."""
+    known = PROVIDERS.get(provider)
+    if known is not None:
+        return known
+    words = provider.replace("_", " ").replace("-", " ").strip() or provider
+    return {"name": words, "project": words, "liger": provider.startswith("liger")}
+
+
+def implementation_name(kernel: str, provider: str, version: str | None) -> str:
+    """metadata.name of an ImplementationRevision, e.g. "liger-jsd-0.8.0" or "torch-jsd"."""
+    parts = [slug(provider), operation_name(kernel)]
+    if version:
+        parts.append(slug(version))
+    return "-".join(part for part in parts if part)
+
+
+def implementation_document(kernel: str, provider: str, version: str | None) -> dict:
+    """The ImplementationRevision of ``provider``'s code for ``kernel``.
+
+    ``version`` is the project's released version where known (for Liger providers, the
+    Liger release); no commit is known for published benchmark data.
+    """
+    return implementation_document_for(operation_document(kernel), kernel, provider, version)
+
+
+def implementation_document_for(operation: dict[str, Any], kernel: str, provider: str, version: str | None) -> dict[str, Any]:
+    """As implementation_document, against a given OperationSpec (an unknown kernel's)."""
+    info = provider_info(provider)
+    revision: dict[str, Any] = {"project": info["project"]}
+    if info.get("repository"):
+        revision["repository"] = info["repository"]
+    if version:
+        revision["version"] = version
+    spec: dict[str, Any] = {
+        "name": info["name"],
+        "projectRevision": revision,
+        "operation": {"specDigest": document_digest(operation)},
+    }
+    entry = CALLABLES.get((kernel, provider))
+    if entry:
+        spec["callable"] = {**entry, **({"variant": info["variant"]} if info.get("variant") else {})}
+    if info.get("license"):
+        spec["licensing"] = {"license": info["license"]}
+    title = f"{info['name']} {version}" if version else info["name"]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ImplementationRevision",
+        "metadata": {"name": implementation_name(kernel, provider, version), "title": f"{title} · {kernel_title(kernel)}"},
+        "spec": spec,
+    }
+
+
+__all__ = [
+    "KERNELS", "PROVIDERS", "axes_label", "case_slug", "implementation_document", "jsd_workload_document",
+    "kernel_title", "operation_document", "slug", "workload_document",
+]
