@@ -49,8 +49,12 @@ _MESSAGES = {
 def _problems(exc: ValidationError, file: str, prefix: tuple[str, ...]) -> list[Problem]:
     seen: dict[str, str] = {}
     for error in exc.errors(include_url=False):
-        path = json_path([*prefix, *error["loc"]])
+        loc = error["loc"]
         message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
+        # pydantic locates a bad dict key as (..., key, "[key]"); the key itself is the path.
+        if loc[-1:] == ("[key]",):
+            loc, message = loc[:-1], f"invalid key: {message}"
+        path = json_path([*prefix, *loc])
         if error["type"] == "literal_error" and error["loc"][-1:] == ("kind",):
             message = f"unknown kind {error['input']!r}; expected one of {', '.join(KINDS)}"
         seen.setdefault(path, message)
