@@ -49,6 +49,9 @@ def main() -> None:
 
 def json_option(func):
     def remember(ctx: click.Context, _param, value: bool) -> bool:
+        # Group.invoke reads the flag from the root context when a command raises
+        # InputError; a subcommand's own ctx.obj never reaches the root.
+        ctx.find_root().ensure_object(dict)["json"] = value
         ctx.ensure_object(dict)["json"] = value
         return value
 
