@@ -95,8 +95,14 @@ def load_file(path: Path, display: str | None = None) -> list[Record]:
             if key not in raw:
                 problems.append(Problem(name, json_path([key]), "missing bundle member"))
                 continue
+            member = raw[key]
+            # Checked before validation: validating a protocol as the run it claims to be
+            # would list every field of the wrong model instead of the one real mistake.
+            if isinstance(member, dict) and member.get("kind") in KINDS and member["kind"] != BUNDLE_KINDS[key]:
+                problems.append(Problem(name, json_path([key, "kind"]), f"bundle member {key!r} must be a {BUNDLE_KINDS[key]}"))
+                continue
             try:
-                record = validate_document(raw[key], name, (key,))
+                record = validate_document(member, name, (key,))
             except InputError as exc:
                 problems.extend(exc.problems)
                 continue
