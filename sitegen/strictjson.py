@@ -64,6 +64,19 @@ def _constant(text: str) -> _Bad:
     return _Bad(f"{text} is not valid JSON")
 
 
+# "\ud800" is valid JSON syntax but no Unicode text: I-JSON (RFC 7493 §2.1) forbids it, it
+# cannot be written as UTF-8, and RFC 8785 could not canonicalise it for a digest.
+_SURROGATE = "lone surrogate escape (\\ud800-\\udfff) is not Unicode; I-JSON forbids it"
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _find_bad(value: Any, loc: list[str | int]) -> tuple[list[str | int], str] | None:
     if len(loc) > MAX_DEPTH:
         return loc, f"nesting deeper than {MAX_DEPTH} levels"
@@ -71,7 +84,12 @@ def _find_bad(value: Any, loc: list[str | int]) -> tuple[list[str | int], str] |
         return loc, value.reason
     if isinstance(value, _DuplicateKeys):
         return [*loc, value.duplicate], f"duplicate key {value.duplicate!r}"
+    if isinstance(value, str):
+        return None if _is_unicode(value) else (loc, _SURROGATE)
     if isinstance(value, dict):
+        for key in value:
+            if not _is_unicode(key):
+                return loc, f"object key {ascii(key)}: {_SURROGATE}"
         items = value.items()
     elif isinstance(value, list):
         items = enumerate(value)
