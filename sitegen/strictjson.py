@@ -136,7 +136,11 @@ def read_file(path: Path, display: str | None = None) -> Any:
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             raise InputError([Problem(name, "$", f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit")])
-        data = path.read_bytes()
+        # st_size is 0 for /dev/zero, pipes and /proc files: never read more than the bound.
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError([Problem(name, "$", f"file is over the {MAX_FILE_BYTES}-byte limit")])
     except OSError as exc:
         raise InputError([Problem(name, "$", f"cannot read file: {exc.strerror}")]) from None
     return parse_bytes(data, name)
