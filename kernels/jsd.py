@@ -97,7 +97,7 @@ def _jsd_kernel(
     LABELS, N_VALID, PARTIAL,
     V, n_rows, beta, ignore_index, blocks_per_chunk,
     MODE: tl.constexpr, HAS_LABEL: tl.constexpr, STORE_GRAD: tl.constexpr,
-    BLOCK: tl.constexpr, FAST: tl.constexpr,
+    BLOCK: tl.constexpr, PREFETCH: tl.constexpr, FAST: tl.constexpr,
 ):
     row = tl.program_id(0)
     chunk = tl.program_id(1)
@@ -133,14 +133,33 @@ def _jsd_kernel(
 
     acc1 = tl.zeros([BLOCK], dtype=tl.float32)
     acc2 = tl.zeros([BLOCK], dtype=tl.float32)
-    # Unmasked main loop: full blocks only, so loads/stores are plain vector accesses.
-    for blk in range(blk0, tl.minimum(blk1, n_full)):
-        o = blk * BLOCK + offs
-        x = tl.load(x_ptr + o).to(tl.float32)
-        y = tl.load(y_ptr + o).to(tl.float32)
-        acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
-        if STORE_GRAD:
-            tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty))
+    # Unmasked main loop over full blocks only, so loads/stores are plain 16-byte accesses.
+    hi = tl.minimum(blk1, n_full)
+    if PREFETCH:
+        # Load block k+1 before computing block k: each warp keeps a tile of loads in flight
+        # while it computes, instead of relying on other warps alone to cover DRAM latency.
+        # The last iteration re-reads its own block (an L2 hit) rather than branch.
+        o = blk0 * BLOCK + offs
+        m0 = (offs * 0 + blk0) < hi  # a chunk with no full block loads nothing
+        xn = tl.load(x_ptr + o, mask=m0, other=0.0)
+        yn = tl.load(y_ptr + o, mask=m0, other=0.0)
+        for blk in range(blk0, hi):
+            x = xn.to(tl.float32)
+            y = yn.to(tl.float32)
+            o_next = tl.minimum(blk + 1, hi - 1) * BLOCK + offs
+            xn = tl.load(x_ptr + o_next)
+            yn = tl.load(y_ptr + o_next)
+            acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
+            if STORE_GRAD:
+                tl.store(dx_ptr + blk * BLOCK + offs, dx.to(DX.dtype.element_ty))
+    else:
+        for blk in range(blk0, hi):
+            o = blk * BLOCK + offs
+            x = tl.load(x_ptr + o).to(tl.float32)
+            y = tl.load(y_ptr + o).to(tl.float32)
+            acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
+            if STORE_GRAD:
+                tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty))
     # The one partial block of the row, in whichever chunk owns it.
     if blk1 > n_full:
         o = n_full * BLOCK + offs
@@ -163,15 +182,15 @@ def _jsd_kernel(
 
 
 def _config(V: int, elem_bytes: int, device: torch.device):
-    """(BLOCK, num_warps, blocks_per_chunk) by vocabulary size and dtype; tuned on one H200."""
+    """(BLOCK, num_warps, blocks_per_chunk, prefetch) by vocabulary size and dtype; tuned on one H200."""
     if device.type != "cuda":
-        return 64, 1, 2  # interpreter: small tiles so tests cover several blocks and chunks
+        return 64, 1, 2, 1  # interpreter: small tiles so tests cover several blocks and chunks
     block = 4096 if elem_bytes == 4 else 8192
     num_warps = 8
     n_blocks = triton.cdiv(V, block)
     # Chunks of ~32K elements: enough programs that the last wave is a small share of the work.
     blocks_per_chunk = max(1, min(n_blocks, 32768 // block))
-    return block, num_warps, blocks_per_chunk
+    return block, num_warps, blocks_per_chunk, 1
 
 
 def _mode(beta: float) -> int:
@@ -185,40 +204,46 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
     return t if t.stride(-1) == 1 else t.contiguous()
 
 
+def _launch(x, y, dx, partial, labels, n_valid, beta, ignore_index, config):
+    """One launch over (BT rows, chunks); returns Triton's compiled kernel (for SASS reading)."""
+    BT, V = x.shape
+    block, num_warps, bpc, prefetch = config
+    # Unused pointers get a placeholder: the constexpr flags keep the kernel from touching them.
+    return _jsd_kernel[(BT, partial.shape[1])](
+        x, x.stride(0), y, y.stride(0), partial if dx is None else dx, 0 if dx is None else dx.stride(0),
+        partial if labels is None else labels, partial if n_valid is None else n_valid, partial,
+        V, float(BT), float(beta), int(ignore_index), bpc,
+        MODE=_mode(float(beta)), HAS_LABEL=labels is not None, STORE_GRAD=dx is not None,
+        BLOCK=block, PREFETCH=bool(prefetch), FAST=x.is_cuda and torch.version.hip is None,
+        num_warps=num_warps,
+    )
+
+
 def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_grad=True, config=None):
-    """Launch the kernel. Returns (loss in x.dtype, dX or None); dX is already divided by n."""
+    """Loss in x.dtype and, when store_grad, dX (already divided by the kept-row count)."""
     if x.dim() != 2 or x.shape != y.shape:
         raise ValueError(f"expected two (BT, V) tensors of one shape, got {tuple(x.shape)} and {tuple(y.shape)}")
+    _mode(float(beta))
     x, y = _rows(x), _rows(y)
     BT, V = x.shape
-    mode = _mode(float(beta))
-    block, num_warps, bpc = config or _config(V, x.element_size(), x.device)
-    n_chunks = triton.cdiv(triton.cdiv(V, block), bpc)
+    config = config or _config(V, x.element_size(), x.device)
+    n_chunks = triton.cdiv(triton.cdiv(V, config[0]), config[2])
     partial = torch.empty((BT, n_chunks), dtype=torch.float32, device=x.device)
-    dx = torch.empty((BT, V), dtype=x.dtype, device=x.device) if store_grad else partial
+    dx = torch.empty((BT, V), dtype=x.dtype, device=x.device) if store_grad else None
+    labels = n_valid = None
     if shift_labels is not None:
         if shift_labels.shape != (BT,):
             raise ValueError(f"shift_labels must have shape ({BT},), got {tuple(shift_labels.shape)}")
         labels = shift_labels.contiguous()
         n_valid = (labels != ignore_index).sum()  # stays on the device: no .item()
-    else:
-        labels = n_valid = partial  # unused placeholders
     if BT > 0 and V > 0:
-        _jsd_kernel[(BT, n_chunks)](
-            x, x.stride(0), y, y.stride(0), dx, dx.stride(0) if store_grad else 0,
-            labels, n_valid, partial,
-            V, float(BT), float(beta), int(ignore_index), bpc,
-            MODE=mode, HAS_LABEL=shift_labels is not None, STORE_GRAD=store_grad,
-            BLOCK=block, FAST=x.is_cuda and torch.version.hip is None,
-            num_warps=num_warps,
-        )
+        _launch(x, y, dx, partial, labels, n_valid, beta, ignore_index, config)
     else:
         partial.zero_()
-        if store_grad:
+        if dx is not None:
             dx.zero_()
     # torch.sum over a fixed-shape tensor has a fixed order: the loss is bitwise reproducible.
-    loss = partial.sum().to(x.dtype)
-    return loss, (dx if store_grad else None)
+    return partial.sum().to(x.dtype), dx
 
 
 class JSDFunction(torch.autograd.Function):

@@ -2,8 +2,12 @@
 
 import torch
 
-from sitegen.kernels.jsd import JSD, jsd_loss
-from sitegen.kernels.reference import jsd_reference
+try:
+    from sitegen.kernels.jsd import JSD, jsd_loss
+    from sitegen.kernels.reference import bytes_moved, jsd_reference
+except ImportError:  # sitegen not installed (the GPU machine): the repo's kernels/ directly
+    from kernels.jsd import JSD, jsd_loss
+    from kernels.reference import bytes_moved, jsd_reference
 
 # Tolerances, by input dtype, and why:
 #  float32: MUFU ex2/lg2.approx are good to ~2^-22 relative; per-element terms such as
@@ -18,16 +22,16 @@ GRAD_RTOL = {torch.float32: 1e-4, torch.bfloat16: 1.6e-2, torch.float16: 2e-3}
 
 def logprobs(bt, v, dtype, device, *, scale=3.0, gen=None):
     """Random, non-uniform log-probabilities (never zeros), rounded to `dtype`."""
-    z = torch.randn(bt, v, generator=gen, dtype=torch.float32, device="cpu") * scale
+    z = torch.randn(bt, v, generator=gen, dtype=torch.float32, device=gen.device if gen else device) * scale
     return z.log_softmax(-1).to(device=device, dtype=dtype)
 
 
 def labels_for(kind, bt, device, gen=None):
     if kind == "none":
         return None
-    lab = torch.randint(0, 1000, (bt,), generator=gen)
+    lab = torch.randint(0, 1000, (bt,), generator=gen, device=gen.device if gen else device)
     if kind == "some":
-        lab[torch.arange(bt) % 3 == 1] = -100
+        lab[torch.arange(bt, device=lab.device) % 3 == 1] = -100
     elif kind == "all":
         lab[:] = -100
     return lab.to(device)
@@ -68,8 +72,8 @@ def check_against_reference(x, y, labels, beta, *, upstream=1.0, module=False):
 
 def underflow_pair(bt, v, dtype, device, gen=None):
     """Rows where both distributions are exactly 0 on many entries, as -1e4 and as -inf."""
-    x = logprobs(bt, v, torch.float32, "cpu", gen=gen)
-    y = logprobs(bt, v, torch.float32, "cpu", gen=gen)
+    x = logprobs(bt, v, torch.float32, device, gen=gen)
+    y = logprobs(bt, v, torch.float32, device, gen=gen)
     x[0, :] = -1e4  # a whole row underflowing in both
     y[0, :] = -1e4
     x[1, ::2] = float("-inf")

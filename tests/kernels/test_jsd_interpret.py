@@ -15,8 +15,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 
 from jsd_checks import check_against_reference, labels_for, logprobs, underflow_pair  # noqa: E402
 
-from sitegen.kernels.jsd import JSD, jsd_loss  # noqa: E402
-from sitegen.kernels.reference import bytes_moved, jsd_reference  # noqa: E402
+from jsd_checks import JSD, bytes_moved, jsd_loss, jsd_reference  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
@@ -24,7 +23,7 @@ DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 
 
 def gen(seed):
-    return torch.Generator().manual_seed(seed)
+    return torch.Generator(device=DEVICE).manual_seed(seed)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
