@@ -159,7 +159,7 @@ HEADER = (
 
 
 def run_tune(args, bw, log):
-    """Time our kernel under several (BLOCK, num_warps, blocks_per_chunk) configs."""
+    """Time our kernel under several (BLOCK, num_warps, blocks_per_chunk, prefetch) configs."""
     records = []
     configs = [tuple(int(n) for n in c.split(":")) for c in args.configs.split(",")]
     for dname, bt, v in cases(args):
@@ -202,7 +202,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warm-up, ms")
     ap.add_argument("--rep", type=int, default=100, help="do_bench repetitions, ms")
     ap.add_argument("--tune", action="store_true", help="time our kernel's configs instead of the sweep")
-    ap.add_argument("--configs", default="4096:8:8,8192:8:4", help="BLOCK:num_warps:blocks_per_chunk,...")
+    ap.add_argument("--configs", default="4096:8:8:1,8192:8:4:0", help="BLOCK:num_warps:blocks_per_chunk:prefetch,...")
     ap.add_argument("--sass", default="", help="write the kernel's SASS to this file")
     ap.add_argument("--out", default="", help="write OUT.txt (table) and OUT.json (numbers)")
     args = ap.parse_args()
