@@ -108,7 +108,8 @@ def parse_bytes(data: bytes, file: str) -> Any:
     def fail(path: str, message: str) -> InputError:
         return InputError([Problem(file, path, message)])
 
-    if data.startswith(b"\xef\xbb\xbf"):
+    # UTF-8's BOM, and UTF-16's in either byte order (UTF-32LE's starts like UTF-16LE's).
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         raise fail("$", "file starts with a byte-order mark; save it as UTF-8 without BOM")
     try:
         text = data.decode("utf-8")
