@@ -162,3 +162,7 @@ def lock(root: Path) -> None:
 
 
 # Commands of the other subsystems register themselves here.
+from sitegen.site.commands import attest, build  # noqa: E402
+main.add_command(build)
+main.add_command(attest)
+from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702

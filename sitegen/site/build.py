@@ -1,0 +1,119 @@
+"""``sitegen build`` in one pass: load → validate → index → page models → render → write.
+
+Nothing is written unless the whole registry is valid; the site is assembled beside the
+output and swapped in only when every page rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sitegen.config import load_config
+from sitegen.registry import open_registry
+from sitegen.schemas import schema_files
+from sitegen.site import labels as L
+from sitegen.site.citation import citation_cff
+from sitegen.site.index import Index, build_index
+from sitegen.site.listings import gpu_pages, home_page, implementation_pages, operation_page
+from sitegen.site.record_page import bundle, record_page
+from sitegen.site.render import Renderer, static_files
+from sitegen.site.write import SiteWriter, check_output
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    runs: int
+    files: int
+
+
+def to_json(data) -> bytes:
+    """Our own data: sorted keys, so output never depends on construction order."""
+    return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def published_json(data) -> bytes:
+    """Documents as published: key order kept, as in the canonical manifest."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def build_date(index: Index) -> str:
+    """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
+    dates = [f.observed for f in index.runs]
+    dates += [a.model.spec.date for a in index.registry.of_kind("Attestation")]
+    dates += [s.published for s in index.config.sources.values()]
+    return max(dates, default="1970-01-01")
+
+
+def catalog(index: Index) -> dict:
+    runs = []
+    for f in index.runs:
+        runs.append({
+            "name": f.name, "digest": f.digest, "url": L.run_path(f.name).removesuffix("index.html"),
+            "json": L.run_path(f.name).replace("index.html", "index.json"),
+            "operation": f.operation.name, "implementation": f.implementation.name,
+            "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
+            "gpu": f.environment.model.spec.hardware.product, "timedPass": f.timed_pass,
+            "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
+            "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
+            "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
+        })
+    documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
+    return {"apiVersion": "kernelindex.dev/v1alpha1", "runs": runs, "documents": documents}
+
+
+def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
+    """Build the static site of the registry at ``records`` into ``out``."""
+    check_output(out)
+    registry = open_registry(records)
+    config = load_config(records)
+    if base_url:
+        config = config.model_copy(update={"site": config.site.model_copy(update={"base_url": base_url})})
+    index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
+    renderer = Renderer(config.site.title)
+    writer = SiteWriter(out)
+    try:
+        _write_pages(index, renderer, writer)
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+    return BuildResult(out, len(index.runs), len(writer.files))
+
+
+def _twin(path: str) -> str:
+    return path.removesuffix("index.html") + "index.json"
+
+
+def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
+    for facts in index.runs:
+        page = record_page(facts, index)
+        writer.add(page.path, renderer.render("record.html", page))
+        writer.add(_twin(page.path), published_json(bundle(facts)))
+    for operation in index.operations:
+        page = operation_page(operation, index)
+        writer.add(page.path, renderer.render("operation.html", page))
+        writer.add(_twin(page.path), to_json(asdict(page)))
+    for page in implementation_pages(index) + gpu_pages(index):
+        writer.add(page.path, renderer.render("list.html", page))
+        writer.add(_twin(page.path), to_json(asdict(page)))
+    home = home_page(index)
+    writer.add(home.path, renderer.render("home.html", home))
+    writer.add(_twin(home.path), to_json(asdict(home)))
+    writer.add("catalog.json", to_json(catalog(index)))
+    for name, data in schema_files().items():
+        writer.add(f"schemas/v1alpha1/{name}", data)
+    site = index.config.site
+    writer.add("CITATION.cff", citation_cff(
+        title=site.title, base_url=site.base_url, repository_url=site.repository_url,
+        license=site.license, released=build_date(index),
+    ))
+    for name, data in static_files().items():
+        writer.add(name, data)

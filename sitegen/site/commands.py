@@ -1,0 +1,65 @@
+"""``sitegen build`` and ``sitegen attest``: thin click commands over build_site and attest."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from sitegen.cli import CONTEXT, EXIT_HELP
+
+ATTEST_KINDS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+              show_default=True, help="Registry folder to build from.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced only if sitegen built it.")
+@click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
+@click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool) -> None:
+    """Build the static registry site from a folder of records.
+
+    Every record is validated first; on any problem nothing is written and the
+    previous site stays as it was. Links between pages are relative, so the site
+    works on any static host and under `python -m http.server`.
+    """
+    from sitegen.problems import InputError, Problem
+    from sitegen.site.build import build_site
+
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise InputError([Problem("--base-url", "$", "must be an absolute http(s) URL")])
+    if not records.is_dir():
+        raise InputError([Problem(str(records), "$", "no such registry folder")])
+    started = time.perf_counter()
+    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    elapsed = time.perf_counter() - started
+    click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("run")
+@click.option("--kind", required=True, type=click.Choice(ATTEST_KINDS), help="What kind of note.")
+@click.option("--value", help='The number you observed, with its unit, e.g. "9.3 ms".')
+@click.option("--note", help="The note, in Markdown (rendered sanitized).")
+@click.option("--link", help="Supporting http(s) link.")
+@click.option("--author", default="anonymous", show_default=True, help="Who writes the note.")
+@click.option("--date", "day", help="Date of the note, YYYY-MM-DD (default: today).")
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+              show_default=True, help="Registry folder.")
+def attest(run: str, kind: str, value: str | None, note: str | None, link: str | None, author: str,
+           day: str | None, records: Path) -> None:
+    """Add a community note (Attestation) to RUN, a run name or digest.
+
+    Writes records/attestations/<name>.json and refreshes digests.lock. Notes are
+    shown under "Replications and notes" and never change a run's evidence level.
+    """
+    from sitegen.problems import InputError, Problem
+    from sitegen.site.notes import attest as write_attestation
+
+    if not records.is_dir():
+        raise InputError([Problem(str(records), "$", "no such registry folder")])
+    path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day)
+    click.echo(f"wrote {path}", err=True)

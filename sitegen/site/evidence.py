@@ -1,0 +1,119 @@
+"""Evidence levels and rerun verdicts, derived from the records; never declared.
+
+Levels, from weakest: Reported (a source published it), Reproducible (everything needed
+to rerun it is published), Verified (a controlled `sitegen rerun` passed its gates),
+Replicated (two Verified runs on different GPUs agree). A run gets the highest level whose
+conditions it meets. Attestations never enter here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sitegen.site.index import Index, RunFacts
+from sitegen.site.units import percent
+
+LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
+CONTROLLED_HARNESS = "sitegen rerun"
+DEFAULT_AGREEMENT = 0.05
+
+
+def agreement(facts: RunFacts) -> float:
+    """Relative tolerance within which two medians agree (protocol.integrity.agreement)."""
+    integrity = facts.protocol.model.spec.integrity
+    if integrity is not None and integrity.agreement is not None:
+        return integrity.agreement
+    return DEFAULT_AGREEMENT
+
+
+def _has_samples(facts: RunFacts) -> bool:
+    timing = facts.run.spec.timing
+    return bool(timing and timing.samplesNs)
+
+
+def reproducible(facts: RunFacts) -> bool:
+    """Code revision, concrete tensors, driver and framework, and raw samples published."""
+    revision = facts.implementation.model.spec.projectRevision
+    software = facts.environment.model.spec.software
+    return bool(
+        (revision.commit or revision.version)
+        and facts.workload.model.spec.tensors
+        and software.driver and software.framework
+        and _has_samples(facts)
+    )
+
+
+def verified(facts: RunFacts) -> bool:
+    """A controlled rerun that passed correctness and every integrity check."""
+    spec = facts.run.spec
+    evidence = spec.evidence
+    correctness = spec.correctness
+    return bool(
+        spec.status == "passed"
+        and facts.harness == CONTROLLED_HARNESS
+        and evidence is not None and not evidence.dryRun
+        and evidence.integrity and all(check.passed for check in evidence.integrity)
+        and correctness is not None and correctness.status == "passed"
+        and correctness.cases and all(case.passed for case in correctness.cases)
+        and _has_samples(facts)
+        and evidence.instance is not None and evidence.instance.gpuUuid
+    )
+
+
+def _agree(a: float, b: float, tolerance: float) -> bool:
+    # Relative to the smaller value, so the test is symmetric and the stricter of the two.
+    low = min(a, b)
+    return low > 0 and abs(a - b) / low <= tolerance
+
+
+def assign_levels(index: Index) -> None:
+    """Set ``level`` on every run of the index."""
+    verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
+    for facts in index.runs:
+        if verified(facts):
+            facts.level = "Verified"
+            if facts.cohort:
+                verified_groups[(facts.cohort, facts.run.spec.implementationDigest)].append(facts)
+        elif reproducible(facts):
+            facts.level = "Reproducible"
+        else:
+            facts.level = "Reported"
+    for group in verified_groups.values():
+        # Groups are one implementation in one cohort: a handful of runs, so pairs are cheap.
+        for facts in group:
+            uuid = facts.run.spec.evidence.instance.gpuUuid
+            if any(
+                other.run.spec.evidence.instance.gpuUuid != uuid
+                and _agree(facts.value, other.value, agreement(facts))
+                for other in group
+            ):
+                facts.level = "Replicated"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a rerun compares with the run it re-measures."""
+
+    outcome: str  # "reproduced", "not reproduced" or "not comparable"
+    text: str
+
+
+def verdict(rerun: RunFacts, original: RunFacts) -> Verdict:
+    """The --like verdict: comparable hardware first, then agreement of primary values."""
+    new_gpu = rerun.environment.model.spec.hardware.product
+    old_gpu = original.environment.model.spec.hardware.product
+    if new_gpu != old_gpu:
+        return Verdict("not comparable", f"not comparable (different GPU product: {new_gpu} vs {old_gpu})")
+    if rerun.value is None or original.value is None or original.value == 0:
+        return Verdict("not comparable", "not comparable (no primary value to compare)")
+    if (rerun.metric, rerun.unit) != (original.metric, original.unit):
+        return Verdict("not comparable", f"not comparable (different metric: {rerun.metric} vs {original.metric})")
+    change = (rerun.value - original.value) / original.value
+    tolerance = agreement(rerun)
+    direction = "slower" if change > 0 else "faster"
+    if rerun.metric != "latency":
+        direction = "higher" if change > 0 else "lower"
+    if abs(change) <= tolerance:
+        return Verdict("reproduced", f"reproduced within {percent(tolerance)} ({percent(change)} {direction})")
+    return Verdict("not reproduced", f"not reproduced ({percent(change)} {direction})")

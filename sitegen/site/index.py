@@ -1,0 +1,229 @@
+"""The registry as the site sees it: each run with its documents, cohort, rank and level.
+
+Everything here is computed once per build in linear time (dicts keyed by digest and
+cohort), so pages only look things up.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sitegen.config import Config
+from sitegen.digest import comparison_key
+from sitegen.loader import Record
+from sitegen.model import BenchmarkRun
+from sitegen.registry import Registry
+
+UNKNOWN_PASS = "unspecified"
+
+
+@dataclass(eq=False)
+class RunFacts:
+    """One BenchmarkRun and everything derived about it."""
+
+    record: Record
+    implementation: Record
+    workload: Record
+    operation: Record
+    protocol: Record
+    environment: Record
+    timed_pass: str
+    metric: str | None
+    statistic: str | None
+    value: float | None
+    unit: str | None
+    cohort: str | None
+    reasons: list[str]
+    rank: int | None = None
+    leader: RunFacts | None = None
+    level: str = "Reported"
+    attestations: list[Record] = field(default_factory=list)
+    reruns: list[RunFacts] = field(default_factory=list)
+    rerun_of: RunFacts | None = None
+
+    @property
+    def run(self) -> BenchmarkRun:
+        return self.record.model
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def digest(self) -> str:
+        return self.record.digest
+
+    @property
+    def observed(self) -> str:
+        return self.run.spec.observedAt[:10]
+
+    @property
+    def gpu(self) -> str:
+        hardware = self.environment.model.spec.hardware
+        return f"{hardware.product} ({hardware.architecture})"
+
+    @property
+    def gpu_slug(self) -> str:
+        return slug(self.environment.model.spec.hardware.product)
+
+    @property
+    def harness(self) -> str:
+        return self.protocol.model.spec.harness.name
+
+    @property
+    def dry_run(self) -> bool:
+        evidence = self.run.spec.evidence
+        return bool(evidence and evidence.dryRun)
+
+
+@dataclass
+class Index:
+    """Every lookup the pages need."""
+
+    registry: Registry
+    config: Config
+    runs: list[RunFacts]
+    by_digest: dict[str, RunFacts]
+    cohorts: dict[str, list[RunFacts]]
+    operations: list[Record]
+    runs_of_operation: dict[str, list[RunFacts]]
+    runs_of_implementation: dict[str, list[RunFacts]]
+    runs_of_gpu: dict[str, list[RunFacts]]
+    gpu_names: dict[str, str]
+    dangling_reruns: dict[str, str] = field(default_factory=dict)
+
+
+def slug(text: str) -> str:
+    """``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``: a safe path segment."""
+    out, dash = [], False
+    for char in text.lower():
+        if char.isascii() and char.isalnum():
+            out.append(char)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    return "".join(out).strip("-") or "gpu"
+
+
+def timed_pass(run: BenchmarkRun) -> str:
+    """spec.timedPass, else the part after "/" of the source's benchmark name."""
+    spec = run.spec
+    if spec.timedPass:
+        return spec.timedPass
+    if spec.sourceNative and "/" in spec.sourceNative.benchmark:
+        return spec.sourceNative.benchmark.rsplit("/", 1)[1]
+    return UNKNOWN_PASS
+
+
+def primary(run: BenchmarkRun, protocol_statistic: str) -> tuple[str, str, float, str] | None:
+    """(metric, statistic, value, unit) that ranks the run, or None.
+
+    Timed runs rank by latency at the timing's primary statistic; untimed ones (memory)
+    by the measurement whose statistic is the protocol's primary statistic.
+    """
+    spec = run.spec
+    if spec.timing is not None:
+        stat = spec.timing.primaryStatistic
+        return "latency", stat, float(getattr(spec.timing.latencyNs, stat)), "ns"
+    candidates = sorted(
+        (m.metric, m.unit, m.value) for m in spec.measurements or [] if m.statistic == protocol_statistic
+    )
+    if not candidates:
+        return None
+    metric, unit, value = candidates[0]
+    return metric, protocol_statistic, float(value), unit
+
+
+def _facts(record: Record, registry: Registry) -> RunFacts:
+    spec = record.model.spec
+    get = registry.by_digest.__getitem__
+    workload = get(spec.workloadDigest)
+    protocol = get(spec.protocolDigest)
+    environment = get(spec.environmentDigest)
+    operation = get(workload.model.spec.operationSpecDigest)
+    found = primary(record.model, protocol.model.spec.measurement.primaryStatistic)
+    metric, statistic, value, unit = found if found else (None, None, None, None)
+    the_pass = timed_pass(record.model)
+    cohort = None
+    if metric is not None:
+        hardware = environment.model.spec.hardware
+        cohort = comparison_key(
+            operation=operation.digest, workload=workload.digest, timed_pass=the_pass,
+            family=protocol.model.spec.comparability.family, product=hardware.product,
+            architecture=hardware.architecture, metric=metric,
+        )
+    reasons = []
+    if spec.status != "passed":
+        reasons.append(f"status {spec.status}" + (f" ({spec.statusReason})" if spec.statusReason else ""))
+    if metric is None:
+        reasons.append("no primary metric")
+    if spec.evidence and spec.evidence.dryRun:
+        reasons.append("dry run (CPU rehearsal)")
+    return RunFacts(
+        record=record, implementation=get(spec.implementationDigest), workload=workload,
+        operation=operation, protocol=protocol, environment=environment, timed_pass=the_pass,
+        metric=metric, statistic=statistic, value=value, unit=unit, cohort=cohort, reasons=reasons,
+    )
+
+
+def _rank(cohorts: dict[str, list[RunFacts]]) -> None:
+    """Dense ranks, ascending by primary value (lower time or memory is better)."""
+    for members in cohorts.values():
+        members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
+        rank, previous, leader = 0, None, None
+        for facts in members:
+            if facts.reasons:
+                continue
+            if facts.value != previous:
+                rank, previous = rank + 1, facts.value
+            leader = leader or facts
+            facts.rank, facts.leader = rank, leader
+
+
+def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = False) -> Index:
+    """Index a validated registry once; everything later is a lookup."""
+    from sitegen.site.evidence import assign_levels
+
+    runs = [_facts(r, registry) for r in registry.of_kind("BenchmarkRun")]
+    if exclude_dry_runs:
+        runs = [f for f in runs if not f.dry_run]
+    runs.sort(key=lambda f: f.name)
+    by_digest = {f.digest: f for f in runs}
+    cohorts: dict[str, list[RunFacts]] = defaultdict(list)
+    by_operation: dict[str, list[RunFacts]] = defaultdict(list)
+    by_implementation: dict[str, list[RunFacts]] = defaultdict(list)
+    by_gpu: dict[str, list[RunFacts]] = defaultdict(list)
+    gpu_names: dict[str, str] = {}
+    for facts in runs:
+        if facts.cohort:
+            cohorts[facts.cohort].append(facts)
+        by_operation[facts.operation.name].append(facts)
+        by_implementation[facts.implementation.name].append(facts)
+        by_gpu[facts.gpu_slug].append(facts)
+        gpu_names.setdefault(facts.gpu_slug, facts.environment.model.spec.hardware.product)
+    _rank(cohorts)
+    for attestation in registry.of_kind("Attestation"):
+        target = by_digest.get(attestation.model.spec.run)
+        if target is not None:
+            target.attestations.append(attestation)
+    dangling = {}
+    for facts in runs:
+        facts.attestations.sort(key=lambda a: (a.model.spec.date, a.name))
+        evidence = facts.run.spec.evidence
+        if evidence and evidence.rerunOf:
+            original = by_digest.get(evidence.rerunOf.runDigest)
+            if original is None:
+                dangling[facts.digest] = evidence.rerunOf.runDigest
+            else:
+                facts.rerun_of = original
+                original.reruns.append(facts)
+    index = Index(
+        registry=registry, config=config, runs=runs, by_digest=by_digest, cohorts=dict(cohorts),
+        operations=sorted(registry.of_kind("OperationSpec"), key=lambda r: r.name),
+        runs_of_operation=dict(by_operation), runs_of_implementation=dict(by_implementation),
+        runs_of_gpu=dict(by_gpu), gpu_names=gpu_names, dangling_reruns=dangling,
+    )
+    assign_levels(index)
+    return index

@@ -1,0 +1,107 @@
+"""How documents are named on pages, and where each page lives.
+
+Paths are relative to the site root and always end in ``index.html`` (or a file name),
+so links work from a plain folder (file://) as well as from any static host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sitegen.loader import Record
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link: ``href`` is site-root-relative, or absolute (http/https) for external pages."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One label/value line of a definition list."""
+
+    label: str
+    value: str
+    href: str | None = None
+    code: bool = False
+
+
+def run_path(name: str) -> str:
+    return f"runs/{name}/index.html"
+
+
+def operation_path(name: str) -> str:
+    return f"operations/{name}/index.html"
+
+
+def implementation_path(name: str) -> str:
+    return f"implementations/{name}/index.html"
+
+
+def gpu_path(slug: str) -> str:
+    return f"gpus/{slug}/index.html"
+
+
+def cohort_id(key: str) -> str:
+    return "cohort-" + key.removeprefix("sha256:")[:16]
+
+
+def short_digest(digest: str, hex_digits: int = 16) -> str:
+    return digest[: len("sha256:") + hex_digits] + "…"
+
+
+def run_short_id(digest: str) -> str:
+    """First 12 hex digits of the run digest."""
+    return digest.removeprefix("sha256:")[:12]
+
+
+def operation_title(operation: Record) -> str:
+    return operation.model.metadata.title or operation.name
+
+
+def implementation_label(implementation: Record) -> str:
+    return implementation.model.spec.name
+
+
+def dtype_label(workload: Record) -> str | None:
+    spec = workload.model.spec
+    if spec.dtype:
+        return spec.dtype
+    dtypes = sorted({t.dtype for t in spec.tensors or []})
+    return "/".join(dtypes) or None
+
+
+def scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def workload_label(workload: Record) -> str:
+    """``vocab = 128256 · tokens = 2048 · fp32``: axes in published order, then the dtype."""
+    parts = [f"{key} = {scalar(value)}" for key, value in workload.model.spec.axes.items()]
+    dtype = dtype_label(workload)
+    if dtype:
+        parts.append(dtype)
+    return " · ".join(parts) or workload.name
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested JSON → ("a.b", "text") rows in document order; lists of scalars joined."""
+    if isinstance(value, dict):
+        rows = []
+        for key, item in value.items():
+            rows += flatten(item, f"{prefix}.{key}" if prefix else key)
+        return rows
+    if isinstance(value, list):
+        if all(not isinstance(item, (dict, list)) for item in value):
+            return [(prefix, ", ".join(scalar(item) for item in value))]
+        rows = []
+        for i, item in enumerate(value):
+            rows += flatten(item, f"{prefix}[{i}]")
+        return rows
+    return [(prefix, scalar(value))]

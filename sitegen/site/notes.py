@@ -1,0 +1,94 @@
+"""Community notes: render their Markdown safely, and write new Attestation documents.
+
+Markdown goes through markdown-it-py with raw HTML passed on, then nh3 (an allow-list
+sanitizer) removes every tag and attribute not listed below and every link whose scheme
+is not http or https. Sanitizing the final HTML, rather than trusting the Markdown
+renderer, also catches links and tags spelled as raw HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date as Date
+from pathlib import Path
+
+from sitegen.problems import InputError, Problem
+
+ALLOWED_TAGS = {
+    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li",
+    "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"scope"}, "ol": {"start"}}
+ATTEST_KINDS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
+ATTESTATIONS_DIR = "attestations"
+
+
+def render_markdown(text: str) -> str:
+    """Markdown → sanitized HTML: safe tags only, links only http/https."""
+    import nh3
+    from markdown_it import MarkdownIt
+
+    # Note headings start at h3: the note sits under the page's h2 "Replications and notes".
+    html = MarkdownIt("commonmark", {"html": True}).render(text)
+    html = re.sub(r"<(/?)h[12]\b", r"<\1h3", html)
+    return nh3.clean(
+        html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https"},
+        link_rel="nofollow noopener noreferrer",
+    ).strip()
+
+
+def find_run(registry, ref: str):
+    """A run by name or digest (full, or unique ``sha256:`` prefix of at least 12 hex digits)."""
+    named = registry.by_name.get(f"BenchmarkRun/{ref}")
+    if named is not None:
+        return named
+    runs = registry.of_kind("BenchmarkRun")
+    digest = ref if ref.startswith("sha256:") else f"sha256:{ref}"
+    matches = [r for r in runs if r.digest == digest]
+    if not matches and len(digest) >= len("sha256:") + 12:
+        matches = [r for r in runs if r.digest.startswith(digest)]
+    if len(matches) == 1:
+        return matches[0]
+    reason = "matches several runs; give more digits" if matches else "is no run name or digest in the registry"
+    raise InputError([Problem("RUN", "$", f"{ref!r} {reason}")])
+
+
+def _note_name(run_name: str, kind: str, day: str, taken: set[str]) -> str:
+    # Names are capped at 200 characters; the run name is cut so the suffix always fits.
+    base = f"{run_name[:150].rstrip('-._')}-{kind.replace('_', '-')}-{day}"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def attest(
+    root: Path, ref: str, *, kind: str, value: str | None, note: str | None, link: str | None,
+    author: str, day: str | None,
+) -> Path:
+    """Write an Attestation on a run into ``root/attestations/`` and refresh the lock."""
+    from sitegen.atomicwrite import write_atomic, write_new
+    from sitegen.loader import LOCK_NAME, validate_document
+    from sitegen.model import API_VERSION
+    from sitegen.registry import lock_contents, open_registry
+
+    registry = open_registry(root)
+    run = find_run(registry, ref)
+    day = day or Date.today().isoformat()
+    taken = {r.name for r in registry.of_kind("Attestation")}
+    name = _note_name(run.name, kind, day, taken)
+    spec = {"run": run.digest, "kind": kind, "author": author, "date": day}
+    for key, item in (("value", value), ("body", note), ("link", link)):
+        if item is not None:
+            spec[key] = item
+    document = {
+        "apiVersion": API_VERSION, "kind": "Attestation",
+        "metadata": {"name": name, "title": f"{kind.replace('_', ' ')} · {run.name}"},
+        "spec": spec,
+    }
+    path = root / ATTESTATIONS_DIR / f"{name}.json"
+    validate_document(document, str(path))
+    write_new(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
+    return path

@@ -1,0 +1,52 @@
+"""Page models → HTML with one Jinja environment (autoescape on, undefined names are errors).
+
+Templates ship as package data of ``sitegen.templates``, so an installed sitegen finds
+them anywhere; they are read once per build.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from jinja2 import DictLoader, Environment, StrictUndefined
+
+PACKAGE = "sitegen.templates"
+STATIC = ("style.css", "site.js")
+
+
+def _read_templates() -> dict[str, str]:
+    folder = resources.files(PACKAGE)
+    return {
+        item.name: item.read_text(encoding="utf-8")
+        for item in folder.iterdir() if item.name.endswith(".html")
+    }
+
+
+def static_files() -> dict[str, bytes]:
+    """The stylesheet and the page script, copied verbatim into the site."""
+    folder = resources.files(PACKAGE)
+    return {name: (folder / name).read_bytes() for name in STATIC}
+
+
+class Renderer:
+    """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
+
+    def __init__(self, site_title: str):
+        self.env = Environment(
+            loader=DictLoader(_read_templates()), autoescape=True, undefined=StrictUndefined,
+            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        )
+        self.site_title = site_title
+
+    def render(self, template: str, page, **extra) -> bytes:
+        root = "../" * page.path.count("/")
+
+        def url(href: str) -> str:
+            if href.startswith(("http://", "https://", "#")):
+                return href
+            return root + href
+
+        html = self.env.get_template(template).render(
+            page=page, root=root, url=url, site_title=self.site_title, **extra,
+        )
+        return html.encode("utf-8")

@@ -1,0 +1,80 @@
+"""Numbers as readers see them: durations in ns/µs/ms/s, other values with their unit.
+
+Three significant digits is what the seed page shows (9.11 ms) and what a timing's
+run-to-run noise supports; larger magnitudes keep every integer digit instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+_DURATIONS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits; integers ≥ 10**digits keep all digits."""
+    if value == 0:
+        return "0"
+    if not math.isfinite(value):
+        return str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= digits - 1:
+        return f"{round(value):,}"
+    decimals = digits - 1 - magnitude
+    text = f"{value:.{decimals}f}"
+    return text
+
+
+def duration_ns(value: float) -> tuple[str, str]:
+    """(number, unit) of a nanosecond duration in the largest unit that is ≥ 1."""
+    for unit, scale in _DURATIONS:
+        if abs(value) >= scale:
+            return significant(value / scale), unit
+    return significant(value), "ns"
+
+
+def quantity(value: float, unit: str) -> tuple[str, str]:
+    """(number, unit) for display; nanoseconds are rescaled, other units kept."""
+    if unit == "ns":
+        return duration_ns(value)
+    return significant(value), unit
+
+
+def show(value: float, unit: str) -> str:
+    """``9.11 ms``."""
+    number, shown_unit = quantity(value, unit)
+    return f"{number} {shown_unit}"
+
+
+def spread(low: float, high: float, unit: str) -> str:
+    """A range in one unit, chosen by the larger end: ``9.08–9.15 ms``."""
+    number, shown_unit = quantity(high, unit)
+    scale = dict(_DURATIONS).get(shown_unit, 1.0) if unit == "ns" else 1.0
+    return f"{significant(low / scale)}–{number} {shown_unit}"
+
+
+def raw_number(value: float) -> str:
+    """A source's own number, to six significant digits (9.110560417 → 9.11056)."""
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    return f"{value:.6g}"
+
+
+def ratio(value: float, leader: float) -> str:
+    """How many times the leader's value: ``1.83×``."""
+    if leader == 0:
+        return "—"
+    return f"{value / leader:.2f}×"
+
+
+def percent(fraction: float) -> str:
+    """0.0123 → ``1.2%``; 0.05 → ``5%``."""
+    return f"{abs(fraction) * 100:.1f}".removesuffix(".0") + "%"
+
+
+def byte_size(value: int) -> str:
+    """Device memory: 150 GB, in decimal units as vendors state it."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if value >= scale:
+            return f"{significant(value / scale)} {unit}"
+    return f"{value:,} B"
