@@ -92,6 +92,46 @@ KERNELS: dict[str, dict[str, Any]] = {
     "tvd": _kernel("Total variation distance loss", "loss", ["vocab", "tokens"]),
 }
 
+# What each operation computes. Part of the OperationSpec's identity: two kernels whose
+# family and axes agree (kl_div and tvd, rms_norm and layer_norm) are still different
+# operations, and their digests must say so.
+SEMANTICS: dict[str, str] = {
+    "cross_entropy": "loss = mean over kept rows i of −log softmax(x_i)[y_i]; x: logits [tokens, vocab], y: one class per row",
+    "distill_cosine_loss": "loss = w_hard · cross-entropy(student logits, labels) + w_soft · mean(1 − cos(student logits, teacher logits)), logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "distill_jsd_loss": "loss = w_hard · cross-entropy(student logits, labels) + w_soft · JSD(teacher ‖ student) of the softmax distributions, logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "embedding": "out[b, t] = weight[ids[b, t]], weight [vocab, embedding_dim]",
+    "fused_add_rms_norm": "r = x + residual; y = r / sqrt(mean(r², last dim) + eps) · w; returns y and r",
+    "fused_linear_cpo_loss": "CPO preference loss on chosen and rejected sequences, logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "fused_linear_cross_entropy": "loss = cross-entropy(hidden states × LM-head weightᵀ, labels), logits [tokens, vocab] computed in chunks, never whole",
+    "fused_linear_grpo_loss_sequence": "GRPO policy loss with importance ratios clipped per sequence, logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "fused_linear_grpo_loss_token": "GRPO policy loss with importance ratios clipped per token, logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "fused_linear_jsd": "loss = JSD(teacher ‖ student) of log_softmax(student hidden × Wₛᵀ) and log_softmax(teacher hidden × Wₜᵀ), logits computed in chunks, never whole",
+    "fused_linear_orpo_loss": "ORPO loss (NLL on chosen minus λ · log σ of the log-odds ratio of chosen over rejected), logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "fused_linear_simpo_loss": "SimPO loss (−log σ of the length-normalized log-probability margin of chosen over rejected, minus γ), logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "fused_moe": "y = Σ over the top_k experts e chosen by the router of g_e(x) · expert MLP_e(x), all experts' MLPs fused",
+    "fused_neighborhood_attention": "self-attention in which each position attends only to the kernel_size positions of its dilated neighborhood, projections fused",
+    "geglu": "y = (gelu_tanh(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ",
+    "group_norm": "y = (x − mean_g) / sqrt(var_g + eps) · w + b, statistics over each group of channels_per_group channels",
+    "kl_div": "loss = Σ target · (log target − input) / tokens, input log-probabilities and target probabilities [tokens, vocab]",
+    "kto_loss": "KTO loss on desirable and undesirable examples against a reference point, logits = hidden states × LM-head weightᵀ computed in chunks, never whole",
+    "layer_norm": "y = (x − mean(x)) / sqrt(var(x) + eps) · w + b over the last dim",
+    "llama4_rope": "q and k rotated by position-dependent angles, in Llama 4's layout (interleaved pairs)",
+    "megatron_cross_entropy": "cross-entropy of logits [seq_len, batch, vocab] in Megatron-LM's layout",
+    "megatron_rms_norm": "y = x / sqrt(mean(x², last dim) + eps) · w on [seq_len, batch, hidden], Megatron-LM's layout",
+    "megatron_swiglu": "y = silu(a) ⊙ b, the FC1 output [seq_len, batch, 2 · intermediate] split in halves a and b (Megatron-LM's layout)",
+    "multi_token_attention": "causal attention scores [batch, heads, seq_len, seq_len] convolved over query and key positions by a kernel_size × kernel_size convolution across heads (in_channels → out_channels), then softmax",
+    "relu_squared": "y = relu(x)²",
+    "rms_norm": "y = x / sqrt(mean(x², last dim) + eps) · w",
+    "rope": "q and k rotated by position-dependent angles: x · cos θ_p + rotate_half(x) · sin θ_p (Llama layout)",
+    "softmax": "y = exp(x − max x) / Σ exp(x − max x) over the last dim",
+    "sparse_multi_token_attention": "multi-token attention with sparsemax in place of softmax",
+    "sparsemax": "y = max(x − τ, 0) with τ chosen so that Σ y = 1 over the last dim (the Euclidean projection of x onto the simplex)",
+    "swiglu": "y = (silu(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ",
+    "tiled_geglu": "y = (gelu_tanh(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ, computed in num_shards tiles along the sequence to bound memory",
+    "tiled_swiglu": "y = (silu(x W_gateᵀ) ⊙ x W_upᵀ) W_downᵀ, computed in num_shards tiles along the sequence to bound memory",
+    "tvd": "loss = ½ Σ_v |p − q| per row, mean over rows; p and q probabilities [tokens, vocab]",
+}
+
 # The JSD operation in full: the rerun harness times sitegen's own kernel against it.
 JSD_SPEC_EXTRA: dict[str, Any] = {
     "inputs": [
@@ -181,6 +221,8 @@ def operation_document_with_axes(kernel: str, axes: list[str]) -> dict[str, Any]
     }
     if kernel == "jsd":
         spec.update(JSD_SPEC_EXTRA)
+    elif kernel in SEMANTICS:
+        spec["semantics"] = {"expression": SEMANTICS[kernel]}
     metadata: dict[str, Any] = {"name": operation_name(kernel), "title": kernel_title(kernel)}
     if known and known["description"]:
         metadata["description"] = known["description"]

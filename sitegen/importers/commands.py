@@ -1,0 +1,84 @@
+"""``sitegen import``: bring published benchmark data into a registry as Reported records."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
+
+LIGER_SOURCE = {
+    "name": "Liger-Kernel benchmarks",
+    "url": "https://github.com/linkedin/Liger-Kernel",
+    "license": "BSD-2-Clause",
+    "citation": "Liger-Kernel, benchmark/data/all_benchmark_data.csv, https://github.com/linkedin/Liger-Kernel (BSD-2-Clause)",
+}
+
+
+def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    from datetime import date
+
+    if value is None:
+        return None
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            raise ValueError
+        date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2026-08-18") from None
+    return value
+
+
+@click.group("import", context_settings=CONTEXT, epilog=EXIT_HELP)
+def import_group() -> None:
+    """Import published benchmark data into a registry folder as Reported records."""
+
+
+@import_group.command("liger", context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("csv_file", metavar="CSV", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry folder to write into.")
+@click.option("--published", callback=_day, metavar="YYYY-MM-DD",
+              help="Publication date for sources/liger-kernel-bench.toml (default: the existing file's, "
+                   "else the date of the CSV's newest timestamp).")
+@json_option
+def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> None:
+    """Import Liger-Kernel's all_benchmark_data.csv: one BenchmarkRun per row.
+
+    Writes operations/, workloads/, implementations/, protocols/, environments/, runs/,
+    sources/liger-kernel-bench.toml and refreshes digests.lock. Files whose bytes are
+    unchanged are not rewritten, so importing the same CSV twice changes nothing. A row
+    that cannot be mapped is reported as `CSV: line N: reason`; the other rows still
+    import, and the exit code is 1.
+    """
+    from sitegen.importers.liger import SOURCE_ID, plan_import, render
+    from sitegen.importers.registrywrite import refresh_lock, source_file, write_files
+    from sitegen.problems import InputError
+
+    plan = plan_import(csv_file)
+    for warning in plan.warnings:
+        click.echo(warning, err=True)
+    problems = list(plan.problems)
+    summary = {"rows": plan.rows, "imported": plan.imported, "failed": plan.rows - plan.imported}
+    if plan.imported:
+        files = {path: render(document) for path, document in plan.documents.items()}
+        source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
+        files[source_path] = source_bytes
+        result = write_files(out, files)
+        try:
+            lock_changed = refresh_lock(out)
+        except InputError as exc:
+            problems += exc.problems
+            lock_changed = False
+        summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
+    report(sorted(problems), as_json=as_json, extra=summary)
+    click.echo(
+        f"imported {plan.imported} of {plan.rows} row(s) into {out}: "
+        f"{summary.get('written', 0)} file(s) written, {summary.get('unchanged', 0)} unchanged.",
+        err=True,
+    )
+    if problems:
+        sys.exit(1)

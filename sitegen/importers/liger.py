@@ -1,0 +1,321 @@
+"""Liger-Kernel's benchmark CSV → validated kernelindex documents, row by row.
+
+Each row becomes a BenchmarkRun plus the documents it references (operation, workload,
+implementation, protocol, environment). A row is all or nothing: every document it
+needs is validated before any is accepted; a row that cannot be mapped becomes one
+Problem ``CSV: line N: reason`` and the other rows still import. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.digest import document_digest
+from sitegen.formatversion import API_VERSION
+from sitegen.importers import catalog, ligercases, ligersetup
+from sitegen.model import KINDS
+from sitegen.problems import Problem, json_path
+
+SOURCE_ID = "liger-kernel-bench"
+COLUMNS = (
+    "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
+    "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
+    "gpu_name", "timestamp", "liger_version",
+)
+REQUIRED = tuple(c for c in COLUMNS if c not in ("x_label", "extra_benchmark_config_str", "liger_version"))
+METRICS = {"speed": ("ms", "latency", "ns"), "memory": ("MB", "memory", "MB")}
+FOLDERS = {
+    "OperationSpec": "operations", "WorkloadCase": "workloads", "ImplementationRevision": "implementations",
+    "BenchmarkProtocol": "protocols", "ExecutionEnvironment": "environments", "BenchmarkRun": "runs",
+}
+KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
+
+
+class RowError(ValueError):
+    """A row that cannot be imported; the message names the column or document at fault."""
+
+
+@dataclass
+class Plan:
+    """What an import would write: registry-relative path → document, and what went wrong."""
+
+    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    rows: int = 0
+    imported: int = 0
+    newest_day: str | None = None
+    _origin: dict[str, int] = field(default_factory=dict)
+    _validated: set[str] = field(default_factory=set)
+
+
+def render(document: dict[str, Any]) -> bytes:
+    """A document as written: keys apiVersion, kind, metadata, spec; 2-space indent; UTF-8."""
+    ordered = {key: document[key] for key in KEY_ORDER}
+    return (json.dumps(ordered, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _number(row: dict[str, str], column: str) -> tuple[float, Decimal]:
+    text = (row.get(column) or "").strip()
+    try:
+        exact = Decimal(text)
+    except InvalidOperation:
+        raise RowError(f"{column}: {text!r} is not a number") from None
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise RowError(f"{column}: {text!r} is not a finite, non-negative number")
+    return value, exact
+
+
+def _nanoseconds(ms: Decimal) -> int:
+    # From the decimal text, not the float: 9.110560417175293 ms is exactly 9110560.417… ns,
+    # and half-even rounding of the exact value never drifts by float error.
+    return int((ms * 1_000_000).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+
+
+def observed_at(text: str) -> tuple[str, str]:
+    """The timestamp as RFC 3339 UTC ("2026-05-27T17:14:29.000Z") and as an id segment.
+
+    The CSV's timestamps carry no zone; they are read as UTC (the only reading that needs
+    no guess about the benchmark host's clock).
+    """
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise RowError(f"timestamp: {text!r} is not a date and time like 2026-05-27 17:14:29") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond // 1000:03d}Z"
+    return stamp, moment.strftime("%Y-%m-%d-%H-%M-%S")
+
+
+def _workload(kernel: str, case: ligercases.Case, operation: dict[str, Any]) -> dict[str, Any]:
+    if kernel == "jsd" and not case.scalars and not case.config and case.dtype in ("fp32", "bf16", "fp16"):
+        # The shared builder, so sitegen's own GPU reruns land in the same cohorts.
+        return catalog.jsd_workload_document(case.axes["tokens"], case.axes["vocab"], case.dtype)
+    return catalog.workload_document(
+        kernel, case.axes, dtype=case.dtype, scalars=case.scalars, config=case.config, operation=operation,
+    )
+
+
+def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.Case) -> dict[str, Any]:
+    kernel, provider, mode, metric = (row[c] for c in ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name"))
+    values = {q: _number(row, f"y_value_{q}") for q in ("50", "20", "80")}
+    stamp, stamp_id = observed_at(row["timestamp"])
+    segments = [kernel, mode, provider, ligersetup.gpu_slug(row["gpu_name"]), catalog.case_slug(case.axes, case.dtype), stamp_id]
+    title = f"{catalog.kernel_title(kernel)} · {provider} · {mode}"
+    if metric == "memory":
+        # A memory row shares kernel, pass, provider, GPU and case with a speed row.
+        segments.insert(2, "memory")
+        title += " · memory"
+    external_id = "/".join(segments)
+    spec: dict[str, Any] = {
+        "implementationDigest": document_digest(docs["implementation"]),
+        "workloadDigest": document_digest(docs["workload"]),
+        "protocolDigest": document_digest(docs["protocol"]),
+        "environmentDigest": document_digest(docs["environment"]),
+        "status": "passed",
+    }
+    if metric == "speed":
+        spec["timing"] = {"latencyNs": {"median": _nanoseconds(values["50"][1])}, "primaryStatistic": "median"}
+        spec["measurements"] = [
+            {"metric": "latency", "statistic": f"p{q}", "unit": "ns", "value": _nanoseconds(values[q][1])}
+            for q in ("20", "80")
+        ]
+        prefix = "ms"
+    else:
+        spec["measurements"] = [
+            {"metric": "memory", "statistic": statistic, "unit": "MB", "value": values[q][0]}
+            for statistic, q in (("median", "50"), ("p20", "20"), ("p80", "80"))
+        ]
+        prefix = "mb"
+    spec["sourceNative"] = {
+        "source": SOURCE_ID,
+        "benchmark": f"{kernel}/{mode}",
+        "externalId": external_id,
+        "metrics": {f"{prefix}_{q}": values[q][0] for q in ("20", "50", "80")},
+    }
+    spec["observedAt"] = stamp
+    metadata: dict[str, Any] = {"name": catalog.slug("liger-" + external_id.replace("/", "-")), "title": title}
+    if row.get("liger_version"):
+        metadata["labels"] = {"liger_version": row["liger_version"]}
+    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+
+
+def path_of(document: dict[str, Any], kernel: str) -> str:
+    """Registry-relative file of a document: runs and workloads are grouped by operation."""
+    folder = FOLDERS[document["kind"]]
+    name = document["metadata"]["name"]
+    if document["kind"] in ("WorkloadCase", "BenchmarkRun"):
+        return f"{folder}/{catalog.operation_name(kernel)}/{name}.json"
+    return f"{folder}/{name}.json"
+
+
+def _validate(document: dict[str, Any], role: str) -> None:
+    try:
+        KINDS[document["kind"]].model_validate(document, strict=True)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        message = error["msg"].removeprefix("Value error, ")
+        raise RowError(f"{role} {json_path(error['loc'])}: {message}") from None
+
+
+class _Importer:
+    def __init__(self, display: str):
+        self.display = display
+        self.plan = Plan()
+        self.unknown_axes: dict[str, list[str]] = {}
+        self.warned: set[tuple[str, str]] = set()
+
+    def warn(self, line: int, what: str, key: str, message: str) -> None:
+        if (what, key) not in self.warned:
+            self.warned.add((what, key))
+            self.plan.warnings.append(f"{self.display}: line {line}: warning: {message}")
+
+    def fail(self, line: int, message: str) -> None:
+        self.plan.problems.append(Problem(self.display, f"line {line}", message))
+
+    def check(self, line: int, row: dict[str, str]) -> ligercases.Case:
+        empty = [c for c in REQUIRED if not (row.get(c) or "").strip()]
+        if empty:
+            raise RowError(f"{empty[0]}: empty")
+        if row["kernel_operation_mode"] not in ligersetup.PASSES:
+            raise RowError(f"kernel_operation_mode: {row['kernel_operation_mode']!r} is not one of {', '.join(ligersetup.PASSES)}")
+        expected = METRICS.get(row["metric_name"])
+        if expected is None:
+            raise RowError(f"metric_name: {row['metric_name']!r} is not one of {', '.join(METRICS)}")
+        if row["metric_unit"] != expected[0]:
+            raise RowError(f"metric_unit: {row['metric_unit']!r}; a {row['metric_name']} row is in {expected[0]}")
+        try:
+            case = ligercases.map_case(row["kernel_name"], row["x_name"], row.get("x_label") or "", row["x_value"],
+                                       row.get("extra_benchmark_config_str") or "")
+        except ligercases.CaseError as exc:
+            raise RowError(str(exc)) from None
+        kernel = row["kernel_name"]
+        if kernel not in catalog.KERNELS:
+            known = self.unknown_axes.setdefault(kernel, [])
+            known.extend(a for a in case.axes if a not in known)
+        return case
+
+    def documents(self, line: int, row: dict[str, str], case: ligercases.Case) -> dict[str, dict[str, Any]]:
+        kernel, provider = row["kernel_name"], row["kernel_provider"]
+        if kernel in catalog.KERNELS:
+            operation = catalog.operation_document(kernel)
+        else:
+            operation = catalog.operation_document_with_axes(kernel, self.unknown_axes[kernel])
+            self.warn(line, "kernel", kernel, f"unknown kernel {kernel!r}: imported as {catalog.kernel_title(kernel)!r} with the generic axis names")
+        info = catalog.provider_info(provider)
+        if provider not in catalog.PROVIDERS:
+            self.warn(line, "provider", provider, f"unknown provider {provider!r}: imported as {info['name']!r}")
+        for key in case.unknown_keys:
+            self.warn(line, "config", f"{kernel}/{key}", f"{kernel}: unknown config key {key!r} kept in the workload's config as published")
+        version = (row.get("liger_version") or None) if info.get("liger") else None
+        environment, known_gpu = ligersetup.environment(row["gpu_name"])
+        if not known_gpu:
+            hardware = environment["spec"]["hardware"]
+            self.warn(line, "gpu", row["gpu_name"], f"unknown GPU {row['gpu_name']!r}: architecture 'unknown', vendor guessed {hardware['vendor']!r}")
+        mode = row["kernel_operation_mode"]
+        docs = {
+            "operation": operation,
+            "workload": _workload(kernel, case, operation),
+            "implementation": catalog.implementation_document_for(operation, kernel, provider, version),
+            "protocol": ligersetup.speed_protocol(mode) if row["metric_name"] == "speed" else ligersetup.memory_protocol(mode),
+            "environment": environment,
+        }
+        docs["run"] = _run(row, docs, case)
+        return docs
+
+    def accept(self, line: int, docs: dict[str, dict[str, Any]], kernel: str) -> None:
+        staged: dict[str, dict[str, Any]] = {}
+        for role, document in docs.items():
+            path = path_of(document, kernel)
+            rendered = render(document)
+            before = self.plan.documents.get(path)
+            if before is not None and render(before) != rendered:
+                raise RowError(f"{role} {path} differs from the one line {self.plan._origin[path]} produced")
+            if before is not None and role == "run":
+                raise RowError(f"same run as line {self.plan._origin[path]} ({document['metadata']['name']})")
+            key = rendered.decode()
+            if key not in self.plan._validated:
+                _validate(document, role)
+            staged[path] = document
+        for path, document in staged.items():
+            self.plan._validated.add(render(document).decode())
+            self.plan.documents.setdefault(path, document)
+            self.plan._origin.setdefault(path, line)
+
+    def rows(self, text: str) -> list[tuple[int, dict[str, str]]]:
+        """Rows with the line each starts on; shape problems are reported, not returned."""
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            header = next(reader, [])
+        except csv.Error as exc:
+            self.fail(1, f"unreadable CSV: {exc}")
+            return []
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            self.fail(1, f"missing column(s) {', '.join(missing)}")
+            return []
+        rows = []
+        while True:
+            line = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                self.plan.rows += 1
+                self.fail(line, f"unreadable CSV: {exc}")
+                break
+            if not fields:
+                continue
+            self.plan.rows += 1
+            if len(fields) != len(header):
+                self.fail(line, f"{len(fields)} fields; the header has {len(header)}")
+                continue
+            rows.append((line, dict(zip(header, fields))))
+        return rows
+
+    def run(self, text: str) -> Plan:
+        checked: list[tuple[int, dict[str, str], ligercases.Case]] = []
+        for line, row in self.rows(text):
+            try:
+                checked.append((line, row, self.check(line, row)))
+            except RowError as exc:
+                self.fail(line, str(exc))
+        # Unknown kernels' axes are gathered over all rows first, so every row of one
+        # kernel references the same OperationSpec.
+        for line, row, case in checked:
+            try:
+                docs = self.documents(line, row, case)
+                self.accept(line, docs, row["kernel_name"])
+            except (RowError, ValueError) as exc:
+                self.fail(line, str(exc))
+                continue
+            self.plan.imported += 1
+            day = docs["run"]["spec"]["observedAt"][:10]
+            if self.plan.newest_day is None or day > self.plan.newest_day:
+                self.plan.newest_day = day
+        return self.plan
+
+
+def plan_import(path: Path, display: str | None = None) -> Plan:
+    """Read the CSV at ``path`` and build every row's documents; nothing is written."""
+    shown = display or str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        plan = Plan()
+        plan.problems.append(Problem(shown, "$", f"not UTF-8 text: {exc.reason} at byte {exc.start}"))
+        return plan
+    return _Importer(shown).run(text)
