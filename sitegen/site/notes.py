@@ -88,7 +88,10 @@ def attest(
         "spec": spec,
     }
     path = root / ATTESTATIONS_DIR / f"{name}.json"
-    validate_document(document, str(path))
+    record = validate_document(document, str(path))
+    same = registry.by_digest.get(record.digest)
+    if same is not None:
+        raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
     write_new(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
     write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
     return path

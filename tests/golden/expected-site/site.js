@@ -1,0 +1,34 @@
+// Fills the reader's access date into citations and adds a "Copy citation" button.
+// The page is complete without it: the placeholder "[access date]" stays.
+(function () {
+  "use strict";
+  var today = new Date();
+  var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+  var iso = today.getFullYear() + "-" + pad(today.getMonth() + 1) + "-" + pad(today.getDate());
+  var fill = function () {
+    document.querySelectorAll("[data-access]").forEach(function (el) {
+      el.textContent = el.textContent.split("[access date]").join(iso);
+    });
+  };
+  document.querySelectorAll("[data-copy-target]").forEach(function (slot) {
+    var target = document.getElementById(slot.getAttribute("data-copy-target"));
+    if (!target || !navigator.clipboard) { return; }
+    var button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Copy citation";
+    var status = document.createElement("span");
+    status.setAttribute("role", "status");
+    status.className = "muted";
+    button.addEventListener("click", function () {
+      fill();
+      navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+        status.textContent = " Copied.";
+      }, function () {
+        status.textContent = " Copy failed; select the text instead.";
+      });
+    });
+    slot.appendChild(button);
+    slot.appendChild(status);
+  });
+  fill();
+})();

@@ -1,0 +1,29 @@
+"""The fixture registry builds to exactly the committed site in tests/golden/expected-site/.
+
+After an intended change to pages, regenerate and review the diff:
+    SITEGEN_UPDATE_GOLDEN=1 .venv/bin/pytest tests/site/test_golden.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+EXPECTED = Path(__file__).resolve().parents[1] / "golden" / "expected-site"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_build_matches_the_golden_site(site):
+    built = _files(site)
+    if os.environ.get("SITEGEN_UPDATE_GOLDEN") == "1":
+        if EXPECTED.exists():
+            shutil.rmtree(EXPECTED)
+        shutil.copytree(site, EXPECTED)
+    expected = _files(EXPECTED)
+    assert sorted(built) == sorted(expected), "files added or missing; regenerate if intended"
+    changed = [name for name in sorted(built) if built[name] != expected[name]]
+    assert changed == [], f"{len(changed)} file(s) differ, e.g. {changed[:3]}; see the module docstring"

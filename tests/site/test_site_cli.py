@@ -1,0 +1,73 @@
+"""`sitegen build` and `sitegen attest` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import SEED_RUN
+from sitegen.cli import main
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_help_texts():
+    build = _invoke("build", "--help")
+    assert build.exit_code == 0
+    for option in ("--records", "--out", "--base-url", "--exclude-dry-runs"):
+        assert option in build.output
+    attest = _invoke("attest", "-h")
+    assert attest.exit_code == 0
+    assert "reproduced|could_not_reproduce|environment_note|regression_observed" in attest.output
+    assert "build" in _invoke("--help").output and "attest" in _invoke("--help").output
+
+
+def test_build_reports_progress_and_writes_the_site(registry_copy, tmp_path):
+    out = tmp_path / "site"
+    result = _invoke("build", "--records", str(registry_copy), "--out", str(out), "--base-url", "https://mirror.example.net/kb/")
+    assert result.exit_code == 0, result.output
+    assert "built 8 run page(s)" in result.output
+    page = (out / "runs" / SEED_RUN / "index.html").read_text()
+    assert f"https://mirror.example.net/kb/runs/{SEED_RUN}/" in page
+
+
+def test_exclude_dry_runs(registry_copy, tmp_path):
+    out = tmp_path / "site"
+    assert _invoke("build", "--records", str(registry_copy), "--out", str(out), "--exclude-dry-runs").exit_code == 0
+    names = [r["name"] for r in json.loads((out / "catalog.json").read_text())["runs"]]
+    assert len(names) == 7 and not any("dry" in n for n in names)
+
+
+def test_bad_record_is_one_line_per_problem_and_exit_1(registry_copy, tmp_path):
+    run = registry_copy / "runs" / f"{SEED_RUN}.json"
+    doc = json.loads(run.read_text())
+    doc["spec"]["status"] = "great"
+    doc["spec"]["colour"] = "green"
+    run.write_text(json.dumps(doc))
+    result = _invoke("build", "--records", str(registry_copy), "--out", str(tmp_path / "site"))
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == "2 problem(s) found."
+    assert all(line.startswith(str(run) + ": $.spec.") for line in lines[:-1])
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_missing_registry_and_bad_base_url(tmp_path):
+    missing = _invoke("build", "--records", str(tmp_path / "nope"), "--out", str(tmp_path / "site"))
+    assert missing.exit_code == 1 and missing.output.strip().splitlines()[0].endswith("no such registry folder")
+    bad = _invoke("build", "--base-url", "ftp://x", "--out", str(tmp_path / "site"))
+    assert bad.exit_code == 1 and "--base-url: $: must be an absolute http(s) URL" in bad.output
+
+
+def test_foreign_output_folder_is_refused(registry_copy, tmp_path):
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "index.html").write_text("hand written")
+    result = _invoke("build", "--records", str(registry_copy), "--out", str(out))
+    assert result.exit_code == 1
+    assert "was not built by sitegen" in result.output.splitlines()[0]
+    assert (out / "index.html").read_text() == "hand written"

@@ -1,0 +1,78 @@
+"""Operation, home, implementation and GPU pages."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import OPERATION, SEED_RUN, TORCH_RUN
+from sitecheck import parse, resolve
+
+X = "{http://www.w3.org/1999/xhtml}"
+
+
+def _text(element) -> str:
+    return " ".join("".join(element.itertext()).split())
+
+
+def test_operation_page_ranks_each_cohort_by_value(site):
+    page = parse(site, f"operations/{OPERATION}/index.html")
+    assert _text(page.find_all("h1")[0]) == "All results for Jensen-Shannon divergence loss"
+    record = parse(site, f"runs/{SEED_RUN}/index.html")
+    cohort_href = next(a.get("href") for a in record.find_all("a") if _text(a) == "its comparison group")
+    cohort = page.tree.find(f".//*[@id='{resolve(record.path, cohort_href)[1]}']")
+    rows = [[_text(c) for c in tr] for tr in cohort.iter(f"{X}tr")][1:]
+    assert [(r[0], r[1], r[3], r[4]) for r in rows] == [("1", "torch", "4.97 ms", "1.00×"), ("2", "Liger", "9.11 ms", "1.83×")]
+    links = [resolve(page.path, a.get("href"))[0] for a in cohort.iter(f"{X}a")]
+    assert links == [f"runs/{TORCH_RUN}/index.html", f"runs/{SEED_RUN}/index.html"]
+
+
+def test_operation_page_groups_by_workload_and_gpu(site):
+    page = parse(site, f"operations/{OPERATION}/index.html")
+    groups = [_text(h) for h in page.find_all("h3")]
+    assert "vocab = 128256 · tokens = 2048 · fp32 on NVIDIA B200 (sm_100)" in groups
+    assert "vocab = 128256 · tokens = 2048 · fp32 on NVIDIA H200 (sm_90)" in groups
+    assert "vocab = 128256 · tokens = 4096 · fp32 on NVIDIA B200 (sm_100)" in groups
+    # The replicated pair ranks as two runs of one implementation in the H200 cohort.
+    assert "Not eligible to rank: dry run" not in page.text()
+    assert "not eligible to rank: dry run (CPU rehearsal)" in page.text()
+
+
+def test_sweep_table_follows_the_varying_axis(site):
+    page = parse(site, f"operations/{OPERATION}/index.html")
+    sweep = next(t for t in page.find_all("table") if "sweep" in (t.get("class") or ""))
+    header = [_text(th) for th in sweep.find(f"{X}thead").iter(f"{X}th")]
+    assert header[-2:] == ["tokens 2048", "tokens 4096"]
+    rows = {(_text(tr[0]), _text(tr[1])): [_text(td) for td in tr][-2:] for tr in sweep.find(f"{X}tbody")}
+    assert rows[("Liger", "NVIDIA B200 (sm_100)")] == ["9.11 ms", "—"]  # the 4096 run failed
+    assert rows[("torch", "NVIDIA B200 (sm_100)")] == ["4.97 ms", "9.80 ms"]
+
+
+def test_operation_history_is_newest_first(site):
+    data = json.loads((site / "operations" / OPERATION / "index.json").read_text())
+    observed = [row["observed"] for row in data["history"]]
+    assert observed == sorted(observed, reverse=True) and len(observed) == 8
+
+
+def test_home_page_counts(site):
+    data = json.loads((site / "index.json").read_text())
+    assert data["run_count"] == 8
+    levels = {row["item"]["text"]: row["count"] for row in data["levels"]}
+    assert levels == {"Reported evidence": 4, "Reproducible evidence": 1, "Verified evidence": 1, "Replicated evidence": 2}
+    gpus = {row["item"]["text"]: row["count"] for row in data["gpus"]}
+    assert gpus == {"NVIDIA B200": 4, "NVIDIA H200": 4}
+    sources = {row["item"]["text"]: row["count"] for row in data["sources"]}
+    assert sources == {"Liger-Kernel benchmarks": 4, "sitegen rerun": 4}
+    text = parse(site, "index.html").text()
+    assert "Jensen-Shannon divergence loss" in text and "Newest records" in text
+
+
+def test_implementation_and_gpu_pages_list_their_runs(site):
+    liger = json.loads((site / "implementations" / "liger" / "index.json").read_text())
+    assert len(liger["runs"]) == 3
+    h200 = json.loads((site / "gpus" / "nvidia-h200" / "index.json").read_text())
+    assert {r["run"]["href"].split("/")[1] for r in h200["runs"]} == {
+        "liger-h200-tokens2048-rerun-2026-08-20", "sitegen-h200-tokens2048-2026-08-20",
+        "sitegen-h200-tokens2048-2026-08-21", "sitegen-h200-tokens2048-dry-2026-08-19",
+    }
+    gpu_index = parse(site, "gpus/index.html").text()
+    assert "NVIDIA B200" in gpu_index and "NVIDIA H200" in gpu_index

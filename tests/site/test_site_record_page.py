@@ -1,0 +1,152 @@
+"""The record page shows every element of the seed page, with the values the registry implies."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from conftest import FAILED_RUN, OPERATION, SEED_RUN, TORCH_RUN
+from sitecheck import parse, resolve
+
+
+@pytest.fixture(scope="module")
+def record(site):
+    return parse(site, f"runs/{SEED_RUN}/index.html")
+
+
+def _links(page):
+    return {"".join(a.itertext()).strip(): a.get("href") for a in page.find_all("a")}
+
+
+def test_elements_appear_in_the_seed_order(record):
+    text = record.text()
+    order = [
+        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · run ",
+        "passed", "Reported evidence", "Primary measurement", "9.11ms median", "p20–p80 9.11–9.11 ms",
+        "Rank 2 in its comparison group · source-native comparison · observed 2026-05-27",
+        "ms 20 9.11056 · ms 50 9.11056 · ms 80 9.11056",
+        "Identity", "Correctness", "Marked passed by the source; the correctness policy was not published.",
+        "Workload", "Measurements", "latency · median9.11 ms", "Protocol", "Environment",
+        "gpuNVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
+        "Replications and notes",
+        "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does.",
+        "Add a reproduction or note", "Canonical manifest", "Show manifest", "Cite this record",
+        "Report an issue with this run", "Published 2026-08-18 · Liger-Kernel benchmarks · BSD-2-Clause",
+        "All results for Jensen-Shannon divergence loss →", "JSON",
+    ]
+    position = 0
+    for item in order:
+        found = text.find(item, position)
+        assert found >= 0, f"{item!r} missing after position {position}: {text[position:position + 200]!r}"
+        position = found + len(item)
+
+
+def test_title_line_carries_the_short_run_digest(site, record):
+    digest = json.loads((site / "catalog.json").read_text())
+    seed = next(r for r in digest["runs"] if r["name"] == SEED_RUN)
+    h1 = "".join(record.find_all("h1")[0].itertext())
+    assert h1.endswith(f"run {seed['digest'][7:19]}…")
+    assert seed["digest"] in record.text()
+
+
+def test_identity_rows(record):
+    text = record.text()
+    for row in ("implementationLiger", "projectLiger-Kernel", "revisionunknown",
+                "workloadvocab = 128256 · tokens = 2048 · fp32", "sourceLiger-Kernel benchmarks",
+                "external idjsd/forward/liger/nvidia-b200/tokens2048-vocab128256-fp32/2026-05-27-17-14-29"):
+        assert row in text
+    assert re.search(r"comparison keysha256:[0-9a-f]{16}…", text)
+
+
+def test_rank_links_to_its_cohort_and_to_the_leader(site, record):
+    links = _links(record)
+    cohort = links["its comparison group"]
+    target, fragment = resolve(record.path, cohort)
+    assert target == f"operations/{OPERATION}/index.html" and fragment.startswith("cohort-")
+    leader = resolve(record.path, links["torch"])[0]
+    assert leader == f"runs/{TORCH_RUN}/index.html"
+    assert "Leader: torch (4.97 ms)" in record.text()
+
+
+def test_leader_has_rank_one_and_no_leader_link(site):
+    text = parse(site, f"runs/{TORCH_RUN}/index.html").text()
+    assert "Rank 1 in its comparison group" in text and "Leader:" not in text
+
+
+def test_failed_run_says_why_it_is_not_ranked(site):
+    page = parse(site, f"runs/{FAILED_RUN}/index.html")
+    text = page.text()
+    assert "Not eligible to rank: status failed (CUDA out of memory while allocating the gradient); no primary metric" in text
+    assert "✕ failed" in text
+    assert "No primary measurement" in text
+
+
+def test_manifest_is_a_details_element_with_the_published_bundle(site, record):
+    details = record.find_all("details")[0]
+    shown = json.loads("".join(details.find(".//{http://www.w3.org/1999/xhtml}pre").itertext()))
+    assert shown == json.loads((site / "runs" / SEED_RUN / "index.json").read_text())
+    assert details.get("open") is None
+    assert shown["run"]["spec"]["timing"]["latencyNs"]["median"] == 9110560
+
+
+def test_citation_forms(record):
+    text = record.text()
+    permalink = f"https://registry.example.org/runs/{SEED_RUN}/"
+    citation = record.tree.find(".//*[@id='citation-text']")
+    cited = "".join(citation.itertext())
+    assert permalink in cited and "Accessed [access date]." in cited and "(sha256:" in cited
+    assert "@misc{sitegen-" in text and "howpublished = {\\url{" + permalink + "}}" in text
+    csl = json.loads("".join(record.find_all("details")[2].find(".//{http://www.w3.org/1999/xhtml}code").itertext()))
+    assert csl[0]["URL"] == permalink and csl[0]["issued"] == {"date-parts": [[2026, 5, 27]]}
+
+
+def test_report_an_issue_link_is_prefilled_and_encoded(record):
+    href = _links(record)["Report an issue with this run"]
+    parts = urlsplit(href)
+    assert href.startswith("https://github.com/kernelindex/registry/issues/new?")
+    query = parse_qs(parts.query)
+    assert query["title"] == [f"Run {SEED_RUN}"]
+    assert f"https://registry.example.org/runs/{SEED_RUN}/" in query["body"][0]
+    assert " " not in href and "\n" not in href
+
+
+def test_attestation_is_shown_sanitized(record):
+    notes = record.tree.find(".//*[@class='notes']")
+    html_text = "".join(notes.itertext())
+    assert "reproduced · 9.2 ms" in html_text and "A. Tester" in html_text
+    assert "our own B200" in html_text
+    for element in notes.iter():
+        if not isinstance(element.tag, str):
+            continue
+        tag = element.tag.split("}")[-1]
+        assert tag not in {"script", "img", "iframe", "style"}
+        assert not any(k.startswith("on") for k in element.attrib)
+        href = element.get("href")
+        if href is not None:
+            assert href.startswith(("https://", "http://")), href
+    assert "alert('x')" not in html_text
+    assert 'sitegen attest ' + SEED_RUN + ' --kind reproduced --value' in html_text
+
+
+def test_verdicts_link_both_ways(site, record):
+    assert "not comparable (different GPU product: NVIDIA H200 vs NVIDIA B200)" in record.text()
+    rerun = parse(site, "runs/liger-h200-tokens2048-rerun-2026-08-20/index.html")
+    assert "Rerun of" in rerun.text()
+    assert resolve(rerun.path, _links(rerun)[next(k for k in _links(rerun) if k.startswith("Liger on NVIDIA B200"))])[0] == record.path
+    reproduced = parse(site, "runs/sitegen-h200-tokens2048-2026-08-20/index.html").text()
+    assert "reproduced within 5% (1.2% slower)" in reproduced
+
+
+def test_controlled_rerun_page(site):
+    text = parse(site, "runs/sitegen-h200-tokens2048-2026-08-21/index.html").text()
+    assert "Replicated evidence" in text
+    assert "controlled comparison" in text
+    assert "5 samples" in text
+    assert "gpuNVIDIA H200 (sm_90)" in text and "frameworktorch 2.11.0+cu130" in text
+    assert "instance.gpuUuidGPU-2222bbbb" in text
+    assert "[3, 1000]" in text  # a checked correctness case
+    dry = parse(site, "runs/sitegen-h200-tokens2048-dry-2026-08-19/index.html").text()
+    assert "Not eligible to rank: dry run" in dry and "Reproducible evidence" in dry

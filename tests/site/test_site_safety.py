@@ -1,0 +1,82 @@
+"""A build never loses the previous site, never writes half a site, never deletes foreign files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SEED_RUN
+from sitegen.problems import InputError
+from sitegen.site.build import build_site
+from sitegen.site.write import MARKER
+
+
+def _snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _break_a_run(registry):
+    path = registry / "runs" / f"{SEED_RUN}.json"
+    doc = json.loads(path.read_text())
+    doc["spec"]["timing"]["latencyNs"]["median"] = "fast"
+    path.write_text(json.dumps(doc))
+
+
+def test_failed_build_writes_nothing(registry_copy, tmp_path):
+    _break_a_run(registry_copy)
+    out = tmp_path / "out"
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, out)
+    assert any("latencyNs.median" in p.path for p in caught.value.problems)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records"]
+
+
+def test_failed_build_leaves_the_previous_site_intact(registry_copy, tmp_path):
+    out = tmp_path / "out"
+    build_site(registry_copy, out)
+    before = _snapshot(out)
+    _break_a_run(registry_copy)
+    with pytest.raises(InputError):
+        build_site(registry_copy, out)
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+
+
+def test_rebuild_replaces_its_own_site(registry_copy, tmp_path):
+    out = tmp_path / "out"
+    build_site(registry_copy, out)
+    (registry_copy / "sitegen.toml").write_text('[site]\ntitle = "Renamed registry"\n')
+    build_site(registry_copy, out)
+    assert "Renamed registry" in (out / "index.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+    assert json.loads((out / MARKER).read_text())["generator"] == "sitegen"
+
+
+def test_refuses_a_folder_it_did_not_build(registry_copy, tmp_path):
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, out)
+    assert "not built by sitegen" in caught.value.problems[0].message
+    assert _snapshot(out) == {"notes.txt": b"mine"}
+
+
+def test_refuses_to_replace_a_site_holding_foreign_files(registry_copy, tmp_path):
+    out = tmp_path / "out"
+    build_site(registry_copy, out)
+    (out / "CNAME").write_text("registry.example.org")
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, out)
+    assert caught.value.problems[0].file.endswith("CNAME")
+    assert (out / "CNAME").read_text() == "registry.example.org"
+    assert (out / "index.html").exists()
+
+
+def test_builds_into_an_empty_folder(registry_copy, tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    build_site(registry_copy, out)
+    assert (out / "index.html").is_file()
