@@ -188,7 +188,8 @@ CALLABLES: dict[tuple[str, str], dict[str, str]] = {
 
 def slug(text: str) -> str:
     """A name segment: lowercase, runs of other characters as one "-", no "-" at either end."""
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.").replace("..", ".")
+    # Names admit no ".." (they become paths), so runs of dots collapse to one.
+    return re.sub(r"\.{2,}", ".", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.")
 
 
 def kernel_title(kernel: str) -> str:
@@ -348,6 +349,8 @@ def implementation_document_for(operation: dict[str, Any], kernel: str, provider
 
 
 __all__ = [
-    "KERNELS", "PROVIDERS", "axes_label", "case_slug", "implementation_document", "jsd_workload_document",
-    "kernel_title", "operation_document", "slug", "workload_document",
+    "KERNELS", "PROVIDERS", "SEMANTICS", "axes_label", "case_slug", "implementation_document",
+    "implementation_document_for", "jsd_workload_document", "kernel_title", "operation_axes",
+    "operation_document", "operation_document_with_axes", "operation_name", "provider_info", "slug",
+    "workload_document",
 ]
