@@ -329,7 +329,7 @@ def _run_link(facts: RunFacts) -> Link:
 def _notes(facts: RunFacts) -> list[Note]:
     return [
         Note(
-            kind=a.model.spec.kind.replace("_", " "), value=a.model.spec.value, author=a.model.spec.author,
+            kind=a.model.spec.kind.replace("_", " ").capitalize(), value=a.model.spec.value, author=a.model.spec.author,
             date=a.model.spec.date, body_html=render_markdown(a.model.spec.body) if a.model.spec.body else None,
             link=a.model.spec.link,
         )

@@ -50,7 +50,7 @@ def test_attest_writes_a_note_that_the_site_shows(registry_copy, tmp_path):
     open_registry(registry_copy)  # the lock was refreshed: verification passes
     build_site(registry_copy, tmp_path / "out")
     page = (tmp_path / "out" / "runs" / SEED_RUN / "index.html").read_text()
-    assert "could not reproduce · 12.5 ms" in page and "B. Reviewer" in page
+    assert "Could not reproduce · 12.5 ms" in page and "B. Reviewer" in page
     assert "<strong>our</strong>" in page and "x()" not in page
 
 

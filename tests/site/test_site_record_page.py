@@ -116,7 +116,7 @@ def test_report_an_issue_link_is_prefilled_and_encoded(record):
 def test_attestation_is_shown_sanitized(record):
     notes = record.tree.find(".//*[@class='notes']")
     html_text = "".join(notes.itertext())
-    assert "reproduced · 9.2 ms" in html_text and "A. Tester" in html_text
+    assert "Reproduced · 9.2 ms" in html_text and "A. Tester" in html_text
     assert "our own B200" in html_text
     for element in notes.iter():
         if not isinstance(element.tag, str):

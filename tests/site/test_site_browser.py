@@ -1,0 +1,109 @@
+"""The built site in headless Chromium: the manifest toggles, the citation copies, rankings read in order.
+
+Needs Debian's chromium at /usr/bin/chromium (`apt-get install -y chromium`). Skipped only
+when it is absent and CI is not set; in CI a missing browser fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import OPERATION, SEED_RUN
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+    pytest.skip("no /usr/bin/chromium (set CI to make this a failure)", allow_module_level=True)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_record_page_manifest_toggle_and_citation_copy(browser, served, tmp_path):
+    origin = served.rstrip("/")
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"], viewport={"width": 1200, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    page = context.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(f"{served}runs/{SEED_RUN}/index.html")
+    assert page.locator("h1").inner_text().startswith("Liger · Jensen-Shannon divergence loss")
+
+    details = page.locator(".manifest details")
+    manifest = details.locator("pre")
+    assert not manifest.is_visible()
+    details.locator("summary").click()
+    assert details.evaluate("d => d.open") and manifest.is_visible()
+    assert "Hide manifest" in details.locator("summary").inner_text()
+    details.locator("summary").click()
+    assert not details.evaluate("d => d.open") and not manifest.is_visible()
+
+    page.get_by_role("button", name="Copy citation").click()
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert f"https://registry.example.org/runs/{SEED_RUN}/" in copied
+    assert re.search(r"\(sha256:[0-9a-f]{64}\)", copied)
+    day = re.search(r"Accessed (\d{4}-\d{2}-\d{2})\.", copied)
+    assert day and "[access date]" not in copied
+
+    page.screenshot(path=str(tmp_path / "record.png"), full_page=True)
+    assert (tmp_path / "record.png").stat().st_size > 10_000
+    assert all(url.startswith(origin) for url in requests), requests
+    context.close()
+
+
+@pytest.mark.parametrize("path", [f"runs/{SEED_RUN}/index.html", f"operations/{OPERATION}/index.html", "index.html"])
+def test_pages_fit_a_phone_screen(browser, served, path):
+    page = browser.new_page(viewport={"width": 375, "height": 800})
+    page.goto(served + path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    page.close()
+
+
+def test_operation_ranking_reads_in_ascending_order(browser, served):
+    page = browser.new_page()
+    page.goto(f"{served}operations/{OPERATION}/index.html")
+    tables = page.locator("table.ranking")
+    assert tables.count() >= 2
+    for i in range(tables.count()):
+        rows = tables.nth(i).locator("tbody tr")
+        values, ranks = [], []
+        for j in range(rows.count()):
+            ranks.append(int(rows.nth(j).locator("td").nth(0).inner_text()))
+            number, unit = rows.nth(j).locator("td.value").inner_text().split()
+            values.append(float(number) * {"ns": 1e-6, "µs": 1e-3, "ms": 1.0, "s": 1e3}[unit])
+        assert values == sorted(values) and ranks == sorted(ranks) and ranks[0] == 1
+    page.close()
