@@ -4,6 +4,7 @@ walk and change the leaves of a manifest."""
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,10 +59,12 @@ def changed(value: Any) -> Any:
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
-        return value + 1
+        # Stay inside the exact integer range the strict parser accepts.
+        return value + 1 if value < 2**53 - 1 else value - 1
     if isinstance(value, float):
         bumped = value + 1.0
-        return bumped if bumped != value else value * 2
+        # Past 2**53, +1 is absorbed by rounding: move one unit in the last place instead.
+        return bumped if bumped != value else math.nextafter(value, 0.0)
     last = value[-1]
     return value[:-1] + ("x" if last != "x" else "y")
 
