@@ -129,7 +129,8 @@ def digest(files: tuple[Path, ...], as_json: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=Path("schemas"), show_default=True,
               help="Folder to write <Kind>.schema.json files into.")
 @click.option("--check", is_flag=True, help="Exit 1 if the schemas shipped with sitegen differ from the models.")
-def schema(out: Path, check: bool) -> None:
+@json_option
+def schema(out: Path, check: bool, as_json: bool) -> None:
     """Write the JSON Schema of every kind, generated from the record models."""
     from sitegen.atomicwrite import write_atomic
     from sitegen.schemas import committed_schema_files, schema_files
@@ -138,16 +139,19 @@ def schema(out: Path, check: bool) -> None:
     if check:
         if committed_schema_files() != files:
             raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema --out sitegen/schemas`")])
+        report([], as_json=as_json, extra={"schemas": sorted(files)})
         click.echo("schemas match the models.", err=True)
         return
     for name, data in files.items():
         write_atomic(out / name, data)
+    report([], as_json=as_json, extra={"schemas": sorted(files), "out": str(out)})
     click.echo(f"wrote {len(files)} schema(s) to {out}", err=True)
 
 
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.argument("root", required=False, type=click.Path(path_type=Path, file_okay=False), default=Path("records"))
-def lock(root: Path) -> None:
+@json_option
+def lock(root: Path, as_json: bool) -> None:
     """Record the digest of every document of a registry in its digests.lock.
 
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
@@ -158,6 +162,7 @@ def lock(root: Path) -> None:
 
     registry = open_registry(root, check_lock_file=False)
     write_atomic(root / LOCK_NAME, lock_contents(registry))
+    report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
 
 
