@@ -171,3 +171,4 @@ from sitegen.site.commands import attest, build  # noqa: E402
 main.add_command(build)
 main.add_command(attest)
 from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
+from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702

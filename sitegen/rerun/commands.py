@@ -1,0 +1,141 @@
+"""`sitegen rerun`: controlled reruns of the JSD kernel and its peers on the local GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from sitegen.problems import InputError, Problem
+from sitegen.rerun import cases as C
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+EPILOG = "\b\nExit codes: 0 ok, 1 invalid input or a refused run, 2 usage error."
+
+
+def _ints(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        items = C.split_list(value, (), int)
+    except ValueError:
+        raise click.BadParameter("expected comma-separated positive integers") from None
+    if not items or any(i <= 0 for i in items):
+        raise click.BadParameter("expected comma-separated positive integers")
+    return items
+
+
+def _choices(allowed):
+    def check(ctx, param, value):
+        if value is None:
+            return None
+        items = C.split_list(value, ())
+        bad = [i for i in items if i not in allowed]
+        if bad or not items:
+            raise click.BadParameter(f"unknown {', '.join(bad) or 'value'}; choose from {', '.join(allowed)}")
+        return items
+    return check
+
+
+def cohort_table(rows: list[dict]) -> list[str]:
+    """Lines of 'tokens dtype pass: impl median ms (rank) …', ranks dense by median within a cohort."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["vocab"], r["tokens"], r["dtype"], r["pass"]), []).append(r)
+    lines = []
+    for (vocab, tokens, dtype, timed_pass), members in sorted(groups.items()):
+        timed = sorted((r for r in members if r["medianNs"] is not None), key=lambda r: r["medianNs"])
+        ranks, last, rank = {}, None, 0
+        for r in timed:
+            if r["medianNs"] != last:
+                rank, last = rank + 1, r["medianNs"]
+            ranks[r["impl"]] = rank
+        cells = [f"{r['impl']} {r['medianNs'] / 1e6:.4f} ms (#{ranks[r['impl']]})" for r in timed]
+        cells += [f"{r['impl']} {r['status']}" for r in members if r["medianNs"] is None]
+        lines.append(f"vocab {vocab} tokens {tokens} {dtype} {timed_pass}: " + " | ".join(cells))
+    return lines
+
+
+@click.command(context_settings=CONTEXT, epilog=EPILOG)
+@click.option("--operation", type=click.Choice([C.OPERATION]), default=C.OPERATION, show_default=True, help="Operation to rerun.")
+@click.option("--tokens", callback=_ints, help="Comma-separated row counts [default: 1024,2048,4096,8192; --interpret: 8,16].")
+@click.option("--vocab", callback=_ints, help="Comma-separated vocabulary sizes [default: 128256; --interpret: 100].")
+@click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: fp32,bf16].")
+@click.option("--pass", "passes", callback=_choices(C.PASSES), help="Comma-separated timed passes [default: forward,backward,full].")
+@click.option("--impl", "impls", callback=_choices(C.IMPLEMENTATIONS), help="Comma-separated implementations [default: every one available].")
+@click.option("--like", "like_id", metavar="RUN_ID", help="Rerun this run (name or digest in --records) under its own protocol family.")
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry to find --like runs in.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry to write runs and their shared documents into (never overwriting).")
+@click.option("--interpret", is_flag=True, help="Dry run on the CPU under Triton's interpreter at tiny sizes (never Verified).")
+@click.option("--processes", type=click.IntRange(1, 16), default=3, show_default=True, help="Processes the measurement is repeated in.")
+@click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, as_json):
+    """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
+
+    Every implementation first passes a correctness gate against a float64 reference; each
+    case is timed with CUDA events (L2 flushed, fresh inputs) in several processes; integrity
+    checks refuse implausible times. One BenchmarkRun per case and implementation is written
+    into --out; progress goes to stderr.
+    """
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    if self_test:
+        from sitegen.rerun.selftest import run_selftest
+
+        report = run_selftest(interpret=interpret)
+        for line in report["lines"]:
+            click.echo(line, err=True)
+        if as_json:
+            click.echo(json.dumps(report, indent=2, sort_keys=True))
+        sys.exit(0 if report["ok"] else 1)
+
+    from sitegen.rerun import like as like_mod
+    from sitegen.rerun.registryscan import scan
+    from sitegen.rerun.sweep import Options, run
+
+    like_plan = None
+    if like_id:
+        like_plan = like_mod.plan(scan(records), like_id, str(records))
+        loads, passes, impls = [like_plan.workload], (like_plan.timed_pass,), (like_plan.impl,)
+        if like_plan.mode == "do_bench":
+            processes = 1  # Liger's harness measures in one process
+    else:
+        loads = C.workloads(tokens or (C.INTERPRET_TOKENS if interpret else C.DEFAULT_TOKENS),
+                            vocab or (C.INTERPRET_VOCAB if interpret else C.DEFAULT_VOCAB),
+                            dtypes or C.DEFAULT_DTYPES)
+        passes = passes or C.PASSES
+        impls = impls or (C.INTERPRET_IMPLEMENTATIONS if interpret else C.IMPLEMENTATIONS)
+    if not interpret:
+        _require_cuda()
+    summary = run(Options(loads=loads, passes=passes, impls=impls, out=out, records=records,
+                          interpret=interpret, processes=processes, like=like_plan))
+    for line in cohort_table(summary["runs"]):
+        click.echo(line, err=True)
+    for impl, reason in sorted(summary["unavailable"].items()):
+        click.echo(f"{impl}: not available ({reason})", err=True)
+    if "implementationNote" in summary:
+        click.echo(summary["implementationNote"], err=True)
+    if "verdict" in summary:
+        click.echo(f"verdict vs {like_plan.run_name}: {summary['verdict']}", err=True)
+    click.echo(f"wrote {summary['written']} file(s) into {out} in {summary['elapsedS']} s", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _require_cuda() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise InputError([Problem("torch", "$", "torch is not installed; use --interpret for a CPU dry run")])
+    # Asked through NVML, so this process creates no CUDA context (the GPU must stay free of us).
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch  # imported lazily: `sitegen --help` never pays for it
+
+    if not torch.cuda.is_available():
+        raise InputError([Problem("GPU", "$", "no CUDA GPU visible; use --interpret for a CPU dry run")])

@@ -1,0 +1,109 @@
+"""Correctness gate: every implementation against the float64 reference before any timing.
+
+For each workload: the timed shape (seed 0), a smaller shape at two more seeds, and an odd
+shape (ragged rows, a vocabulary no tile divides); seed s draws the student from
+torch.Generator seed 2s and the teacher from 2s+1, on the device. Loss and gradient are compared norm-wise:
+|Δloss| <= rtol·|loss| and ‖Δgrad‖₂ <= rtol·‖grad‖₂. Free device memory is filled with NaN
+before each call so that output elements the implementation never writes show up as NaN.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from sitegen.rerun.cases import BETA, Workload, odd_shape
+from sitegen.rerun.passes import logprobs
+
+SEEDS = (0, 1, 2, 3)
+SMALL_ROWS = 256
+# Reference rows are done in chunks of about this many elements (float64: 512 MiB a tensor).
+_CHUNK_ELEMENTS = 1 << 26
+
+
+def checked_shapes(w: Workload) -> list[tuple[int, int, int]]:
+    """(rows, vocab, seed) of every input the gate checks for a workload."""
+    small = min(w.tokens, SMALL_ROWS)
+    rows, vocab = odd_shape(w.tokens, w.vocab)
+    return [(w.tokens, w.vocab, SEEDS[0]), (small, w.vocab, SEEDS[1]), (small, w.vocab, SEEDS[2]), (rows, vocab, SEEDS[3])]
+
+
+def reference(x: torch.Tensor, y: torch.Tensor, beta: float = BETA) -> tuple[float, torch.Tensor]:
+    """Loss and gradient in float64, row chunk by row chunk (the loss is a mean over rows)."""
+    from sitegen.kernels.reference import jsd_reference
+
+    rows, vocab = x.shape
+    step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
+    loss, grad = 0.0, torch.empty(x.shape, dtype=torch.float64, device=x.device)
+    for r0 in range(0, rows, step):
+        xc = x[r0:r0 + step].to(torch.float64).requires_grad_()
+        part = jsd_reference(xc, y[r0:r0 + step], beta=beta) * (xc.shape[0] / rows)
+        (g,) = torch.autograd.grad(part, xc)
+        loss += part.item()
+        grad[r0:r0 + step] = g
+    return loss, grad
+
+
+def _poison(nbytes: int, device: str) -> None:
+    # 0xFF bytes are NaN in fp32, bf16 and fp16. Freed, the block stays in torch's caching
+    # allocator and the implementation's next allocations are carved from it.
+    if device.startswith("cuda"):
+        torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(255)
+
+
+def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: torch.Tensor,
+          rtol: float, device: str) -> dict:
+    """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
+    _poison(4 * x.numel() * x.element_size() + (1 << 20), device)
+    leaf = x.detach().clone().requires_grad_()
+    try:
+        loss = module(leaf, y)
+        loss.backward()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+    except Exception as exc:  # an implementation that raises fails the gate; it is reported
+        return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
+    grad = leaf.grad
+    got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
+    written = grad is not None and bool(torch.isfinite(grad).all()) and got == got
+    g = torch.zeros_like(ref_grad) if grad is None else torch.nan_to_num(grad.double(), nan=0.0)
+    # Unwritten (NaN) elements are read as 0 so the errors stay finite numbers.
+    diff = (g - ref_grad).abs()
+    loss_err = abs((got if got == got else 0.0) - ref_loss)
+    grad_err = float(torch.linalg.vector_norm(g - ref_grad))
+    grad_norm = float(torch.linalg.vector_norm(ref_grad))
+    max_abs = max(loss_err, float(diff.max()) if diff.numel() else 0.0)
+    rel = max(loss_err / max(abs(ref_loss), 1e-300), grad_err / max(grad_norm, 1e-300))
+    cap = 1e300  # inf is not JSON
+    return {
+        "maxAbsError": min(max_abs, cap), "maxRelError": min(rel, cap),
+        "fullyWritten": written,
+        "passed": written and loss_err <= rtol * abs(ref_loss) and grad_err <= rtol * grad_norm,
+    }
+
+
+def gate_workload(modules: dict, w: Workload, rtol: float, device: str) -> dict[str, dict]:
+    """{impl: {"status", "cases", "maxAbsError", "maxRelError", "notes"?}} for one workload."""
+    results = {name: {"cases": [], "errors": []} for name in modules}
+    for rows, vocab, seed in checked_shapes(w):
+        x = logprobs(rows, vocab, w.dtype, device, 2 * seed)
+        y = logprobs(rows, vocab, w.dtype, device, 2 * seed + 1)
+        ref_loss, ref_grad = reference(x, y)
+        for name, module in modules.items():
+            out = check(module, x, y, ref_loss, ref_grad, rtol, device)
+            if "error" in out:
+                results[name]["errors"].append(f"[{rows}, {vocab}] seed {seed}: {out['error']}")
+                continue
+            results[name]["cases"].append({"shape": [rows, vocab], "seed": seed, **out})
+        del x, y, ref_grad
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    for name, r in results.items():
+        cases = r["cases"]
+        r["status"] = "passed" if cases and not r["errors"] and all(c["passed"] for c in cases) else "failed"
+        if cases:
+            r["maxAbsError"] = max(c["maxAbsError"] for c in cases)
+            r["maxRelError"] = max(c["maxRelError"] for c in cases)
+        if r["errors"]:
+            r["notes"] = "Raised: " + "; ".join(r["errors"])
+        del r["errors"]
+    return results

@@ -1,0 +1,77 @@
+"""Integrity checks of a controlled rerun, as pure functions of the measured numbers.
+
+Each returns the model's IntegrityCheck shape: {"name", "passed", "detail"}. A check that
+could not run is recorded as not passed ("not checked: …"): a run can only earn the
+Verified level on checks that actually ran.
+"""
+
+from __future__ import annotations
+
+from sitegen.rerun import gpustate
+
+REPEATED_MAX_SPEEDUP = 1.10
+# A read-mostly kernel can beat a device-to-device copy, which writes as much as it reads:
+# on an H200 the copy reaches ~4.3 TB/s of the 4.8 TB/s peak (1.12×). Times more than
+# this factor under the copy-bandwidth floor are physically implausible.
+ROOFLINE_SLACK = 1.15
+# Events bracket only the current stream; a synchronized host batch sees every stream.
+# Honest calls give event time ≈ host time per call (host adds launch overhead only).
+HOST_MIN_RATIO = 0.5
+
+
+def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
+    """Fewest bytes any correct strategy must move for the pass.
+
+    forward: read X and Y (2 BT·V·b); an implementation may defer the gradient to backward.
+    backward: 0, since a forward may hand back the gradient it saved (Liger does when the
+    upstream gradient is 1): no floor exists, the check passes trivially.
+    full: read X and Y and write the gradient once (3 BT·V·b), the single-pass floor.
+    """
+    from_pass = {"forward": 2, "backward": 0, "full": 3}
+    return from_pass[timed_pass] * tokens * vocab * elem_bytes
+
+
+def roofline(median_ns: int, nbytes: int, copy_bytes_per_s: float | None) -> dict:
+    if not copy_bytes_per_s:
+        return {"name": "roofline", "passed": False, "detail": "not checked: copy bandwidth was not measured"}
+    floor_ns = nbytes / copy_bytes_per_s * 1e9
+    ok = median_ns * ROOFLINE_SLACK >= floor_ns
+    return {"name": "roofline", "passed": ok, "detail": (
+        f"median {median_ns} ns vs floor {floor_ns:.0f} ns ({nbytes} B at measured copy "
+        f"{copy_bytes_per_s / 1e9:.1f} GB/s; refused below floor/{ROOFLINE_SLACK})")}
+
+
+def repeated_input(fresh_median_ns: int, repeated_median_ns: int | None) -> dict:
+    if repeated_median_ns is None:
+        return {"name": "repeated_input", "passed": False, "detail": "not checked"}
+    speedup = fresh_median_ns / max(repeated_median_ns, 1)
+    return {"name": "repeated_input", "passed": speedup <= REPEATED_MAX_SPEEDUP, "detail": (
+        f"repeated-input median {repeated_median_ns} ns vs fresh {fresh_median_ns} ns: "
+        f"{speedup:.3f}x (flagged above {REPEATED_MAX_SPEEDUP}x)")}
+
+
+def host_timed(median_ns: int, host_ns: list[int]) -> dict:
+    if not host_ns:
+        return {"name": "host_timed", "passed": False, "detail": "not checked"}
+    host = min(host_ns)
+    ok = median_ns >= HOST_MIN_RATIO * host
+    return {"name": "host_timed", "passed": ok, "detail": (
+        f"event median {median_ns} ns vs synchronized host batch {host} ns per call "
+        f"(refused below {HOST_MIN_RATIO} of it: work the events did not see)")}
+
+
+def throttle(states: list[dict | None]) -> dict:
+    if not states or any(s is None for s in states):
+        return {"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"}
+    reasons = gpustate.throttled(states)
+    clocks = sorted({s.get("smClockMHz") for s in states if s.get("smClockMHz") is not None})
+    detail = f"SM clocks seen {clocks} MHz; throttle reasons: {', '.join(reasons) or 'none'}"
+    return {"name": "throttle", "passed": not reasons, "detail": detail}
+
+
+def exclusive(counts: list[int | None], expected: list[int]) -> dict:
+    """Compute processes NVML listed at each check vs how many were ours."""
+    if not counts or any(c is None for c in counts):
+        return {"name": "exclusive_gpu", "passed": False, "detail": "not checked: NVML unavailable"}
+    ok = all(c <= e for c, e in zip(counts, expected))
+    return {"name": "exclusive_gpu", "passed": ok, "detail": f"compute processes seen {counts}, ours {expected}"}

@@ -1,0 +1,100 @@
+"""--like RUN_ID: rerun a recorded run's workload, pass and implementation, and judge the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sitegen.problems import InputError, Problem
+from sitegen.rerun.cases import Workload
+from sitegen.rerun.protocol import AGREEMENT, FAMILY, LIGER_FAMILY
+from sitegen.rerun.registryscan import Scan, find_run
+
+MODES = {FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
+
+
+def verdict(*, original_product: str, local_product: str, original_ns: float | None, new_ns: float | None,
+            tolerance: float = AGREEMENT) -> str:
+    """'reproduced within N%', 'not reproduced (N% slower|faster)', or 'not comparable (…)'."""
+    if original_product != local_product:
+        return f"not comparable (different GPU product: {original_product} vs {local_product})"
+    if not original_ns or new_ns is None:
+        return "not comparable (no primary value to compare)"
+    change = (new_ns - original_ns) / original_ns
+    pct = abs(change) * 100
+    if abs(change) <= tolerance:
+        return f"reproduced within {max(pct, 0.1):.1f}%"
+    return f"not reproduced ({pct:.1f}% {'slower' if change > 0 else 'faster'})"
+
+
+@dataclass
+class LikePlan:
+    run_digest: str
+    run_name: str
+    workload: Workload
+    timed_pass: str
+    impl: str
+    original_version: str | None
+    mode: str
+    protocol: dict[str, Any]
+    original_product: str
+    original_ns: float | None
+    tolerance: float
+
+
+def _impl_of(doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    spec = doc["spec"]
+    revision = spec.get("projectRevision", {})
+    call = spec.get("callable") or {}
+    project = revision.get("project", "")
+    if project == "Liger-Kernel" or call.get("module", "").startswith("liger_kernel"):
+        return ("liger" if spec.get("name") == "Liger" else None), revision.get("version")
+    if project == "sitegen":
+        return "sitegen", revision.get("version")
+    if project == "PyTorch":
+        variant = call.get("variant") or ("torch.compile" if spec.get("name") == "torch.compile" else "eager")
+        return ("torch-compile" if variant == "torch.compile" else "torch"), revision.get("version")
+    return None, None
+
+
+def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
+    """Resolve a run and everything it references; InputError naming what is missing."""
+    hit = find_run(found, run_id)
+    if hit is None:
+        raise InputError([Problem(records_dir, "$", f"no BenchmarkRun named or with digest {run_id!r}")])
+    digest, run = hit
+    spec = run["spec"]
+    where = f"{records_dir}: BenchmarkRun {run['metadata']['name']}"
+
+    def ref(field: str, kind: str) -> dict[str, Any]:
+        doc = found.by_digest.get(spec.get(field, ""))
+        if doc is None or doc["kind"] != kind:
+            raise InputError([Problem(where, f"$.spec.{field}", f"references no {kind} in {records_dir}")])
+        return doc
+
+    workload, impl_doc = ref("workloadDigest", "WorkloadCase"), ref("implementationDigest", "ImplementationRevision")
+    protocol, environment = ref("protocolDigest", "BenchmarkProtocol"), ref("environmentDigest", "ExecutionEnvironment")
+    axes = workload["spec"].get("axes", {})
+    dtype = workload["spec"].get("dtype")
+    if not (isinstance(axes.get("tokens"), int) and isinstance(axes.get("vocab"), int) and dtype):
+        raise InputError([Problem(where, "$.spec.workloadDigest", "workload is not a JSD tokens × vocab case with a dtype")])
+    timed_pass = spec.get("timedPass") or (spec.get("sourceNative") or {}).get("benchmark", "").partition("/")[2]
+    if timed_pass not in ("forward", "backward", "full"):
+        raise InputError([Problem(where, "$.spec.timedPass", f"no timed pass to rerun (got {timed_pass!r})")])
+    impl, version = _impl_of(impl_doc)
+    if impl is None:
+        raise InputError([Problem(where, "$.spec.implementationDigest", f"cannot rerun implementation {impl_doc['spec'].get('name')!r}")])
+    family = protocol["spec"]["comparability"]["family"]
+    if family not in MODES:
+        raise InputError([Problem(where, "$.spec.protocolDigest", f"no harness for protocol family {family!r}; known: {', '.join(MODES)}")])
+    timing = spec.get("timing") or {}
+    primary = timing.get("primaryStatistic", "median")
+    original = (timing.get("latencyNs") or {}).get(primary)
+    if version is None:
+        version = (run["metadata"].get("labels") or {}).get("liger_version") if impl == "liger" else None
+    return LikePlan(
+        run_digest=digest, run_name=run["metadata"]["name"], workload=Workload(axes["tokens"], axes["vocab"], dtype),
+        timed_pass=timed_pass, impl=impl, original_version=version, mode=MODES[family], protocol=protocol,
+        original_product=environment["spec"]["hardware"]["product"], original_ns=original,
+        tolerance=(protocol["spec"].get("integrity") or {}).get("agreement", AGREEMENT),
+    )

@@ -1,0 +1,182 @@
+"""Documents a rerun writes, and writing them into a registry folder without overwriting anything.
+
+Layout as the importer's: operations/, workloads/jsd/, implementations/, protocols/,
+environments/, runs/jsd/<name>.json. Shared documents are written only when no document of
+the same digest is there already; a run file is never replaced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sitegen.atomicwrite import write_new
+from sitegen.digest import document_digest
+from sitegen.formatversion import API_VERSION
+from sitegen.importers import catalog
+from sitegen.problems import InputError, Problem
+from sitegen.rerun.cases import DTYPES, OPERATION, PASSES, Case
+from sitegen.rerun.registryscan import scan
+
+FOLDERS = {
+    "OperationSpec": "operations", "WorkloadCase": "workloads", "ImplementationRevision": "implementations",
+    "BenchmarkProtocol": "protocols", "ExecutionEnvironment": "environments", "BenchmarkRun": "runs",
+}
+KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
+# Catalog provider of each implementation (torch.compile's provider id has an underscore).
+PROVIDER = {"sitegen": "sitegen", "liger": "liger", "torch": "torch", "torch-compile": "torch_compile"}
+
+
+def path_of(doc: dict[str, Any]) -> str:
+    folder = FOLDERS[doc["kind"]]
+    name = doc["metadata"]["name"]
+    if doc["kind"] in ("WorkloadCase", "BenchmarkRun"):
+        return f"{folder}/{catalog.operation_name(OPERATION)}/{name}.json"
+    return f"{folder}/{name}.json"
+
+
+def _compact_lists(value: Any, slots: list[str]) -> Any:
+    # Long lists of numbers (raw samples) go on one line each: thousands of samples one per
+    # line would make a run file ten times longer with nothing gained for a reader.
+    if isinstance(value, dict):
+        return {k: _compact_lists(v, slots) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > 8 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            slots.append(json.dumps(value, separators=(", ", ": ")))
+            return f"\u0000{len(slots) - 1}\u0000"
+        return [_compact_lists(v, slots) for v in value]
+    return value
+
+
+def render(doc: dict[str, Any]) -> bytes:
+    """apiVersion, kind, metadata, spec; 2-space indent; long number lists on one line; UTF-8."""
+    slots: list[str] = []
+    ordered = _compact_lists({k: doc[k] for k in KEY_ORDER}, slots)
+    text = json.dumps(ordered, indent=2, ensure_ascii=False)
+    for i, slot in enumerate(slots):
+        text = text.replace(f'"\\u0000{i}\\u0000"', slot, 1)
+    return (text + "\n").encode("utf-8")
+
+
+def _named(doc: dict[str, Any], stem: str) -> dict[str, Any]:
+    """A name that carries a digest fragment: same name always means same content."""
+    doc["metadata"]["name"] = f"{stem}-{document_digest(doc)[7:19]}"
+    return doc
+
+
+def implementation_doc(impl: str, version: str | None, *, commit: str | None, repository: str | None,
+                       source_digest: str | None) -> dict[str, Any]:
+    """ImplementationRevision of one compared implementation (Liger's exactly as imported)."""
+    if impl == "liger":
+        return catalog.implementation_document(OPERATION, "liger", version)
+    if impl == "sitegen":
+        doc = catalog.implementation_document(OPERATION, "sitegen", None)
+        revision: dict[str, Any] = {"project": "sitegen"}
+        if repository:
+            revision["repository"] = repository
+        if commit:
+            revision["commit"] = commit
+        if version:
+            revision["version"] = version
+        if source_digest:
+            revision["sourceDigest"] = source_digest
+        doc["spec"].update({
+            "name": "sitegen",
+            "projectRevision": revision,
+            "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
+            "support": {"dtypes": list(DTYPES), "passes": list(PASSES), "devices": ["cuda"]},
+            "licensing": {"license": "BSD-2-Clause"},
+        })
+        doc["metadata"]["title"] = "sitegen Triton JSD kernel"
+        return _named(doc, "sitegen-jsd")
+    doc = catalog.implementation_document(OPERATION, PROVIDER[impl], version)
+    # The peer is sitegen's reference expression run by PyTorch: pin that file's bytes too.
+    if source_digest:
+        doc["spec"]["projectRevision"]["sourceDigest"] = source_digest
+    doc["spec"]["callable"] = {"module": "sitegen.kernels.reference", "name": "jsd_reference",
+                               "variant": "torch.compile" if impl == "torch-compile" else "eager"}
+    return _named(doc, doc["metadata"]["name"])
+
+
+def environment_doc(spec: dict[str, Any]) -> dict[str, Any]:
+    hw = spec["hardware"]
+    doc = {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment",
+           "metadata": {"name": "", "title": f"sitegen rerun host · {hw['product']}"}, "spec": spec}
+    return _named(doc, "rerun-" + catalog.slug(hw["product"]))
+
+
+def run_doc(case: Case, result: dict[str, Any], *, digests: dict[str, str], product: str, stamp: str,
+            observed_at: str, instance: dict[str, Any], dry_run: bool, command: str,
+            rerun_of: dict[str, str] | None = None, instance_tag: str = "") -> dict[str, Any]:
+    """The BenchmarkRun of one case from its assembled outcome."""
+    w = case.workload
+    spec: dict[str, Any] = {**digests, "timedPass": case.timed_pass, "status": result["status"]}
+    if result.get("statusReason"):
+        spec["statusReason"] = result["statusReason"]
+    spec["correctness"] = result["correctness"]
+    if "timing" in result:
+        spec["timing"] = result["timing"]
+    evidence: dict[str, Any] = {"command": command}
+    if dry_run:
+        evidence["dryRun"] = True
+    if result.get("integrity"):
+        evidence["integrity"] = result["integrity"]
+    for key in ("gpuBefore", "gpuAfter"):
+        if result.get(key):
+            evidence[key] = result[key]
+    if instance:
+        evidence["instance"] = instance
+    if rerun_of:
+        evidence["rerunOf"] = rerun_of
+    if result.get("details"):
+        evidence["details"] = result["details"]
+    spec["evidence"] = evidence
+    spec["observedAt"] = observed_at
+    parts = ["rerun", OPERATION, case.timed_pass, case.impl, catalog.slug(product),
+             catalog.case_slug({"vocab": w.vocab, "tokens": w.tokens}, w.dtype), stamp]
+    if instance_tag:
+        parts.append(instance_tag)
+    metadata = {
+        "name": "-".join(catalog.slug(p) for p in parts),
+        "title": f"{catalog.kernel_title(OPERATION)} · {case.impl} · {case.timed_pass}",
+        "labels": {"harness": "sitegen-rerun", **({"dry_run": "true"} if dry_run else {})},
+    }
+    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+
+
+def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[tuple[Path, bytes]]:
+    """(path, bytes) to create; InputError (nothing written) on any conflict with what is there."""
+    found = scan(out)
+    problems: list[Problem] = []
+    writes: dict[Path, bytes] = {}
+    for doc in shared:
+        digest = document_digest(doc)
+        if digest in found.by_digest:
+            continue  # the same document is there already (under whatever metadata)
+        path = out / path_of(doc)
+        held = found.by_name.get(f"{doc['kind']}/{doc['metadata']['name']}")
+        if held is not None:
+            problems.append(Problem(held[1], "$.spec", f"{doc['kind']} {doc['metadata']['name']!r} exists with other content ({held[0]}); not overwritten"))
+        elif path.exists():
+            problems.append(Problem(str(path), "$", "file exists; not overwritten"))
+        else:
+            writes.setdefault(path, render(doc))
+    for doc in runs:
+        path = out / path_of(doc)
+        if path.exists() or path in writes or f"BenchmarkRun/{doc['metadata']['name']}" in found.by_name:
+            problems.append(Problem(str(path), "$.metadata.name", "a run of this name exists; never overwritten"))
+        else:
+            writes[path] = render(doc)
+    if problems:
+        raise InputError(problems)
+    return sorted(writes.items())
+
+
+def write_all(writes: list[tuple[Path, bytes]]) -> list[str]:
+    """Create each file atomically (write_new): a file appears whole or not at all."""
+    done = []
+    for path, data in writes:
+        write_new(path, data)
+        done.append(str(path))
+    return done

@@ -1,0 +1,62 @@
+"""Which code ran: the repository commit (only when the files that ran match it) and source digests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import sitegen
+
+PACKAGE_ROOT = Path(sitegen.__file__).resolve().parent
+CHECKOUT = PACKAGE_ROOT.parent
+# Files whose bytes a rerun depends on: a commit is claimed only if none differ from it.
+RUN_PATHS = ("kernels", "sitegen/rerun")
+COMMIT_ENV = "SITEGEN_COMMIT"
+
+
+def source_digest(module_file: str | Path) -> str:
+    """sha256 of a source file's bytes, as projectRevision.sourceDigest."""
+    return "sha256:" + hashlib.sha256(Path(module_file).read_bytes()).hexdigest()
+
+
+def commit() -> str | None:
+    """HEAD of the checkout when kernels/ and sitegen/rerun/ are clean; else None.
+
+    A host that got a copy of the tree without .git may name the commit in $SITEGEN_COMMIT
+    (the caller vouches that the copy is that commit's files).
+    """
+    named = os.environ.get(COMMIT_ENV, "").strip().lower()
+    if re.fullmatch(r"[0-9a-f]{7,64}", named):
+        return named
+    if not (CHECKOUT / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", *RUN_PATHS],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head if re.fullmatch(r"[0-9a-f]{40}", head) and not dirty else None
+
+
+def version() -> str | None:
+    try:
+        import importlib.metadata
+
+        return importlib.metadata.version("sitegen")
+    except Exception:
+        return None
+
+
+def repository_url(records: Path) -> str | None:
+    """The registry's repository, from <records>/sitegen.toml ([site] repository_url)."""
+    try:
+        data = tomllib.loads((records / "sitegen.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    url = data.get("site", {}).get("repository_url")
+    return url if isinstance(url, str) and re.match(r"^https?://[^\s<>\"]+$", url) else None

@@ -1,0 +1,173 @@
+"""The parent side of a rerun: plan, run the measuring processes one after another, assemble,
+write. The parent never creates a CUDA context, so it can check that the GPU is free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sitegen.digest import document_digest
+from sitegen.importers import catalog
+from sitegen.problems import InputError, Problem
+from sitegen.rerun import gpustate, protocol, records, revision
+from sitegen.rerun.assemble import outcome
+from sitegen.rerun.cases import OPERATION, Case, Workload, cases
+from sitegen.rerun.environment import environment_spec, instance
+from sitegen.rerun.like import LikePlan, verdict
+
+
+@dataclass
+class Options:
+    loads: list[Workload]
+    passes: tuple[str, ...]
+    impls: tuple[str, ...]
+    out: Path
+    records: Path
+    interpret: bool = False
+    processes: int = protocol.PROCESSES
+    like: LikePlan | None = None
+    argv: list[str] = field(default_factory=list)
+
+
+def _spawn(plan: dict, workdir: Path, k: int, interpret: bool) -> dict:
+    plan_path, result_path = workdir / f"plan{k}.json", workdir / f"result{k}.json"
+    plan_path.write_text(json.dumps(plan))
+    env = dict(os.environ)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(workdir / "inductor")  # later processes reuse compiled graphs
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.worker", str(plan_path), str(result_path)], env=env)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        proc.wait()
+        raise
+    if rc != 0 or not result_path.exists():
+        raise InputError([Problem(f"process {k + 1}", "$", f"measuring process exited with code {rc}; nothing written")])
+    return json.loads(result_path.read_text())
+
+
+def measure(opts: Options) -> tuple[list[dict], dict]:
+    """Run the processes; returns (each process's result, the parent's NVML facts)."""
+    facts = None if opts.interpret else gpustate.facts()
+    before = None if opts.interpret else gpustate.compute_processes()
+    if before:
+        raise InputError([Problem("GPU", "$", f"{before} other compute process(es) on the GPU; refusing to time")])
+    mode = opts.like.mode if opts.like else "controlled"
+    base = {
+        "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret, "processes": opts.processes,
+        "rtol": protocol.TOLERANCES, "workloads": [w.as_list() for w in opts.loads], "passes": list(opts.passes),
+        "impls": list(opts.impls), "mode": mode,
+        "minSamples": protocol.INTERPRET_MIN_SAMPLES if opts.interpret else protocol.MIN_SAMPLES,
+        "minTimeMs": protocol.per_process_ms(protocol.INTERPRET_MIN_TIME_MS if opts.interpret else protocol.MIN_TIME_MS, opts.processes),
+        "warmup": list(protocol.INTERPRET_WARMUP if opts.interpret else protocol.WARMUP),
+        "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
+    }
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="sitegen-rerun-") as tmp:
+        for k in range(opts.processes):
+            skip = [f"{impl}|{wkey}" for impl, per in results[0]["gate"].items() for wkey, o in per.items()
+                    if o["status"] != "passed"] if results else []
+            plan = {**base, "process": k, "gate": k == 0, "skip": skip, "seed": 100_000 * (k + 1),
+                    "repeatedProbe": k == 0 and mode == "controlled"}
+            results.append(_spawn(plan, Path(tmp), k, opts.interpret))
+    return results, {"facts": facts, "before": before}
+
+
+def _kernels_dir() -> Path:
+    # Located without importing sitegen.kernels (whose modules import torch).
+    spec = importlib.util.find_spec("sitegen.kernels")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _stamp(moment: datetime) -> tuple[str, str]:
+    observed = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return observed, moment.strftime("%Y%m%dt%H%M%Sz")
+
+
+def _command(case: Case, opts: Options) -> str:
+    if opts.like:
+        return f"sitegen rerun --like {opts.like.run_name}" + (" --interpret" if opts.interpret else "")
+    w = case.workload
+    return (f"sitegen rerun --operation {OPERATION} --tokens {w.tokens} --vocab {w.vocab} --dtype {w.dtype} "
+            f"--pass {case.timed_pass} --impl {case.impl}" + (" --interpret" if opts.interpret else ""))
+
+
+def run(opts: Options) -> dict[str, Any]:
+    """Measure, assemble and write; returns the --json summary."""
+    t0 = time.monotonic()
+    observed_at, stamp = _stamp(datetime.now(timezone.utc).replace(microsecond=0))
+    results, parent = measure(opts)
+    first = results[0]
+    facts = parent["facts"]
+    env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
+    product = env["spec"]["hardware"]["product"]
+    inst = instance(facts)
+    tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
+    commit, version = revision.commit(), revision.version()
+    repo = revision.repository_url(opts.records)
+    if opts.like and opts.like.mode == "do_bench":
+        proto = opts.like.protocol
+    else:
+        proto = protocol.protocol_document(version=version, commit=commit, repository=repo,
+                                           interpret=opts.interpret, processes=opts.processes)
+    op = catalog.operation_document(OPERATION)
+    kdir = _kernels_dir()
+    impl_docs = {}
+    for impl in opts.impls:
+        avail = first["availability"].get(impl, {})
+        if avail.get("ok"):
+            src = revision.source_digest(kdir / ("jsd.py" if impl == "sitegen" else "reference.py")) if impl != "liger" else None
+            impl_docs[impl] = records.implementation_doc(impl, avail.get("version") if impl != "sitegen" else version,
+                                                         commit=commit, repository=repo, source_digest=src)
+    counts = [parent["before"]] + [c for r in results for c in (r["processCount"], r.get("processCountAfter"))]
+    expected = [0] + [1, 1] * len(results)
+    copy_bw = max((r["copyBytesPerS"] for r in results), default=None)
+    shared = [op, env, proto, *impl_docs.values()]
+    runs, summary_rows = [], []
+    for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
+        wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
+        shared.append(wdoc)
+        gate = first["gate"].get(case.impl, {}).get(case.workload.key)
+        per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
+        result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
+                         repeated_probe=not (opts.like and opts.like.mode == "do_bench"))
+        digests = {"implementationDigest": document_digest(impl_docs[case.impl]), "workloadDigest": document_digest(wdoc),
+                   "protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
+        rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like else None
+        doc = records.run_doc(case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
+                              instance=inst, dry_run=opts.interpret, command=_command(case, opts),
+                              rerun_of=rerun_of, instance_tag=tag)
+        runs.append(doc)
+        median = result.get("timing", {}).get("latencyNs", {}).get("median")
+        summary_rows.append({"name": doc["metadata"]["name"], "impl": case.impl, "tokens": case.workload.tokens,
+                             "vocab": case.workload.vocab, "dtype": case.workload.dtype, "pass": case.timed_pass,
+                             "status": result["status"], "medianNs": median,
+                             "file": records.path_of(doc)})
+    unique = {document_digest(d): d for d in shared}
+    written = records.write_all(records.plan_writes(opts.out, list(unique.values()), runs))
+    summary: dict[str, Any] = {
+        "ok": True, "product": product, "runs": summary_rows, "written": len(written),
+        "unavailable": {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")},
+        "elapsedS": round(time.monotonic() - t0, 1),
+    }
+    if opts.like:
+        new_ns = summary_rows[0]["medianNs"] if summary_rows else None
+        summary["verdict"] = verdict(original_product=opts.like.original_product, local_product=product,
+                                     original_ns=opts.like.original_ns, new_ns=new_ns, tolerance=opts.like.tolerance)
+        ran = impl_docs.get(opts.like.impl, {}).get("spec", {}).get("projectRevision", {}).get("version")
+        if opts.like.impl == "liger" and opts.like.original_version and ran and ran != opts.like.original_version:
+            summary["implementationNote"] = f"implementation differs: Liger {opts.like.original_version} recorded, {ran} rerun"
+    return summary

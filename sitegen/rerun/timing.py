@@ -1,0 +1,154 @@
+"""Sample collection: CUDA events around each call with the L2 flushed before it, plus a
+host-timed batch, a repeated-input probe, and Liger's do_bench for --like; and the statistics.
+
+On a CPU (--interpret) the same loops run with the host clock: those numbers only rehearse
+the pipeline.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import torch
+
+# Larger than any current GPU's L2 (H200: 50 MB): zeroing it evicts the inputs and outputs of
+# the previous call, so every timed call starts from device memory.
+FLUSH_BYTES = 256 << 20
+MAX_SAMPLES = 20000
+WARMUP_MIN_CALLS = 3
+WARMUP_MIN_MS = 25.0
+PROBE_MS = 50.0
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's and torch.quantile's default), as do_bench uses."""
+    if not sorted_values:
+        raise ValueError("no samples")
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summary(samples_ns: list[int]) -> dict[str, int]:
+    """latencyNs of the model: median primary, p20/p80 spread, min/max/mean/stdev."""
+    s = sorted(samples_ns)
+    out = {
+        "median": quantile(s, 0.5), "p20": quantile(s, 0.2), "p80": quantile(s, 0.8),
+        "min": s[0], "max": s[-1], "mean": statistics.fmean(s),
+        "stdev": statistics.stdev(s) if len(s) > 1 else 0.0,
+    }
+    return {k: int(round(v)) for k, v in out.items()}
+
+
+class Clock:
+    """Event timing on CUDA, host timing elsewhere; one interface for the loops below."""
+
+    def __init__(self, device: str):
+        self.cuda = device.startswith("cuda")
+        self.flush_buf = torch.empty(FLUSH_BYTES if self.cuda else 1, dtype=torch.int8, device=device)
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def flush(self) -> None:
+        if self.cuda:
+            self.flush_buf.zero_()
+
+    def timed(self, runner, indices, *, flush: bool = True) -> list[int]:
+        """One sample per index: (reset, flush, timed call); returns nanoseconds."""
+        if not self.cuda:
+            out = []
+            for i in indices:
+                runner.reset(i)
+                t0 = time.perf_counter_ns()
+                runner(i)
+                out.append(time.perf_counter_ns() - t0)
+            return out
+        pairs = []
+        for i in indices:
+            runner.reset(i)
+            if flush:
+                self.flush()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            runner(i)
+            end.record()
+            pairs.append((start, end))
+        torch.cuda.synchronize()
+        return [int(round(s.elapsed_time(e) * 1e6)) for s, e in pairs]
+
+    def host_batch(self, runner, calls: int) -> int:
+        """Per-call ns of a synchronized batch timed on the host: sees work on every stream."""
+        self.sync()
+        t0 = time.perf_counter_ns()
+        for i in range(calls):
+            runner.reset(i)
+            runner(i)
+        self.sync()
+        return (time.perf_counter_ns() - t0) // calls
+
+
+def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: float = WARMUP_MIN_MS) -> tuple[int, float]:
+    """Call until compilation and autotuning are behind us: the first call (which compiles),
+    then at least `min_calls` more and `min_ms` of wall time. Returns (calls, ms per call)."""
+    runner.reset(0)
+    runner(0)
+    clock.sync()
+    calls, t0 = 1, time.perf_counter()
+    while True:
+        runner.reset(calls)
+        runner(calls)
+        clock.sync()
+        calls += 1
+        elapsed = (time.perf_counter() - t0) * 1e3
+        if calls > min_calls and elapsed >= min_ms:
+            return calls, elapsed / (calls - 1)
+
+
+def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_probe: bool,
+            warmup: tuple[int, float] = (WARMUP_MIN_CALLS, WARMUP_MIN_MS)) -> dict:
+    """Samples of one implementation's pass in this process, with the cross-checks."""
+    warm_calls, est_ms = warm_up(clock, runner, *warmup)
+    want = max(min_samples, min(MAX_SAMPLES, math.ceil(min_ms / max(est_ms, 1e-6))))
+    samples = clock.timed(runner, range(want))
+    # The estimate came from synchronized calls; top up if event time fell short of min_ms.
+    while sum(samples) < min_ms * 1e6 and len(samples) < MAX_SAMPLES:
+        more = min(MAX_SAMPLES - len(samples), max(min_samples, len(samples)))
+        samples += clock.timed(runner, range(len(samples), len(samples) + more))
+    probe = max(min_samples, min(len(samples), math.ceil(PROBE_MS / max(est_ms, 1e-6))))
+    out = {
+        "samplesNs": samples,
+        "warmupCalls": warm_calls,
+        "hostTimedNs": clock.host_batch(runner, probe),
+    }
+    if repeated_probe:
+        # The same input set every call: a result cache or data-dependent shortcut shows as
+        # a speed-up over the rotating fresh inputs.
+        out["repeatedMedianNs"] = int(statistics.median(clock.timed(runner, [0] * probe)))
+    return out
+
+
+def do_bench_samples(clock: Clock, runner, *, rep_ms: float = 100.0, warmup_ms: float = 25.0) -> dict:
+    """Liger-Kernel's protocol: triton.testing.do_bench(rep=100), all raw times kept.
+
+    On a CPU do_bench cannot run (it needs a GPU's events); the host-timed loop stands in.
+    """
+    if not clock.cuda:
+        warm_calls, est_ms = warm_up(clock, runner, 1, 0.0)
+        n = max(1, int(rep_ms / max(est_ms, 1e-6)))
+        return {"samplesNs": clock.timed(runner, range(n)), "warmupCalls": warm_calls}
+    import triton.testing
+
+    state = {"i": 0}
+
+    def fn():
+        runner.reset(state["i"])
+        runner(state["i"])
+        state["i"] += 1
+
+    times_ms = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")
+    return {"samplesNs": [int(round(t * 1e6)) for t in times_ms], "hostTimedNs": clock.host_batch(runner, 10)}

@@ -1,0 +1,132 @@
+"""One measuring process: ``python -m sitegen.rerun.worker PLAN.json RESULT.json``.
+
+The parent never touches the GPU (so it can check that no other process does); each worker
+gates (the first one only), times every case of the plan, and writes one JSON result.
+Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _log(plan: dict, message: str, t0: float) -> None:
+    print(f"[process {plan['process'] + 1}/{plan['processes']} {time.monotonic() - t0:7.1f}s] {message}",
+          file=sys.stderr, flush=True)
+
+
+def copy_bandwidth(device: str) -> float:
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written."""
+    import torch
+
+    from sitegen.rerun.timing import Clock
+
+    n = (1 << 28) if device.startswith("cuda") else (1 << 22)  # 1 GiB or 16 MiB of float32
+    src = torch.rand(n, device=device)
+    dst = torch.empty_like(src)
+
+    class Copy:
+        def reset(self, i):
+            pass
+
+        def __call__(self, i):
+            dst.copy_(src)
+
+    clock = Clock(device)
+    Copy()(0)
+    samples = sorted(clock.timed(Copy(), range(10), flush=False))
+    median_ns = samples[len(samples) // 2]
+    return 2 * n * src.element_size() / (median_ns * 1e-9)
+
+
+def run(plan: dict) -> dict:
+    import torch
+
+    from sitegen.rerun import gpustate, implementations, timing
+    from sitegen.rerun.cases import Workload
+    from sitegen.rerun.environment import device_facts, software_facts
+    from sitegen.rerun.gate import gate_workload
+    from sitegen.rerun.passes import PassRunner
+
+    t0 = time.monotonic()
+    device = plan["device"]
+    if device.startswith("cuda"):
+        torch.cuda.init()
+        torch.empty(1, device=device)  # create the context before counting processes
+    # One compiled graph per dtype and pass kind, each recompiled once when shapes turn dynamic.
+    torch._dynamo.config.cache_size_limit = 64
+    result: dict = {
+        "software": software_facts(), "device": device_facts(device),
+        "processCount": gpustate.compute_processes(),
+        "availability": {}, "gate": {}, "timings": {},
+    }
+    if result["processCount"] is not None and result["processCount"] > 1:
+        raise SystemExit(f"refusing to time: {result['processCount']} compute processes on the GPU, only this one expected")
+    modules = {}
+    for impl in plan["impls"]:
+        avail = implementations.availability(impl)
+        result["availability"][impl] = {"ok": avail.ok, "version": avail.version, "reason": avail.reason}
+        if avail.ok:
+            modules[impl] = implementations.build(impl)
+    result["copyBytesPerS"] = copy_bandwidth(device)
+    _log(plan, f"copy bandwidth {result['copyBytesPerS'] / 1e9:.1f} GB/s", t0)
+    loads = [Workload(*w) for w in plan["workloads"]]
+    skip = set(plan.get("skip", []))
+    if plan["gate"]:
+        for w in loads:
+            gated = gate_workload(modules, w, plan["rtol"][w.dtype], device)
+            for impl, outcome in gated.items():
+                result["gate"].setdefault(impl, {})[w.key] = outcome
+                if outcome["status"] != "passed":
+                    skip.add(f"{impl}|{w.key}")
+            _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
+    clock = timing.Clock(device)
+    todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
+            if i in modules and f"{i}|{w.key}" not in skip]
+    for n, (w, p, impl) in enumerate(todo, 1):
+        key = f"{w.key}/{p}/{impl}"
+        before = gpustate.state()
+        runner = None
+        try:
+            runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
+                                seed=plan["seed"] + 7919 * n, pool=plan.get("pool"))
+            if plan["mode"] == "do_bench":
+                out = timing.do_bench_samples(clock, runner)
+            else:
+                out = timing.collect(clock, runner, min_samples=plan["minSamples"], min_ms=plan["minTimeMs"],
+                                     repeated_probe=plan["repeatedProbe"], warmup=tuple(plan["warmup"]))
+            runner.release()
+        except Exception as exc:  # one case failing (out of memory, a peer's bug) ends only that case
+            out = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        del runner
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+        out["gpuBefore"], out["gpuAfter"] = before, gpustate.state()
+        result["timings"][key] = out
+        if "samplesNs" in out:
+            s = sorted(out["samplesNs"])
+            _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples", t0)
+        else:
+            _log(plan, f"case {n}/{len(todo)} {key}: {out['error']}", t0)
+    result["processCountAfter"] = gpustate.compute_processes()
+    return result
+
+
+def main(argv: list[str]) -> int:
+    plan_path, result_path = Path(argv[0]), Path(argv[1])
+    plan = json.loads(plan_path.read_text())
+    if plan.get("interpret"):
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    result = run(plan)
+    tmp = result_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result))
+    os.replace(tmp, result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
