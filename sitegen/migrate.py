@@ -18,7 +18,8 @@ MIGRATIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 def migrate(document: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     version = document.get("apiVersion")
-    while version in MIGRATIONS:
+    # isinstance first: an apiVersion of [] or {} is unhashable and would raise TypeError.
+    while isinstance(version, str) and version in MIGRATIONS:
         document = MIGRATIONS[version](document)
         version = document.get("apiVersion")
     if version != API_VERSION:
