@@ -98,7 +98,8 @@ def load_file(path: Path, display: str | None = None) -> list[Record]:
             member = raw[key]
             # Checked before validation: validating a protocol as the run it claims to be
             # would list every field of the wrong model instead of the one real mistake.
-            if isinstance(member, dict) and member.get("kind") in KINDS and member["kind"] != BUNDLE_KINDS[key]:
+            kind = member.get("kind") if isinstance(member, dict) else None
+            if isinstance(kind, str) and kind in KINDS and kind != BUNDLE_KINDS[key]:
                 problems.append(Problem(name, json_path([key, "kind"]), f"bundle member {key!r} must be a {BUNDLE_KINDS[key]}"))
                 continue
             try:
