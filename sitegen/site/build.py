@@ -19,7 +19,7 @@ from sitegen.site import labels as L
 from sitegen.site.citation import citation_cff
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages, operation_page
-from sitegen.site.record_page import bundle, record_page
+from sitegen.site.record_page import record_page
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.write import SiteWriter, check_output
 
@@ -32,13 +32,12 @@ class BuildResult:
 
 
 def to_json(data) -> bytes:
-    """Our own data: sorted keys, so output never depends on construction order."""
-    return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    """Our own data: sorted keys, so output never depends on construction order.
 
-
-def published_json(data) -> bytes:
-    """Documents as published: key order kept, as in the canonical manifest."""
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    Compact, one line: without ``indent`` json uses its C encoder, several times faster
+    on the large listing pages.
+    """
+    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 def build_date(index: Index) -> str:
@@ -96,7 +95,7 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
     for facts in index.runs:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
-        writer.add(_twin(page.path), published_json(bundle(facts)))
+        writer.add(_twin(page.path), (page.manifest + "\n").encode())
     for operation in index.operations:
         page = operation_page(operation, index)
         writer.add(page.path, renderer.render("operation.html", page))

@@ -92,6 +92,8 @@ class Index:
     runs_of_gpu: dict[str, list[RunFacts]]
     gpu_names: dict[str, str]
     dangling_reruns: dict[str, str] = field(default_factory=dict)
+    pretty: dict[str, str] = field(default_factory=dict)
+    """Pretty-printed JSON of shared documents (protocols, environments), by file and pointer."""
 
 
 def slug(text: str) -> str:

@@ -120,6 +120,25 @@ def bundle(facts: RunFacts) -> dict:
     return {"run": facts.record.raw, "protocol": facts.protocol.raw, "environment": facts.environment.raw}
 
 
+def manifest_text(facts: RunFacts, index: Index) -> str:
+    """``json.dumps(bundle(facts), indent=2)``, composed from per-document parts.
+
+    Protocols and environments are shared by many runs, so their text is made once; a
+    member nested one level deep is its own dump with every line indented two more spaces
+    (JSON strings never hold a raw newline).
+    """
+    parts = []
+    for key, record in (("run", facts.record), ("protocol", facts.protocol), ("environment", facts.environment)):
+        cache_key = f"{record.file}#{record.pointer}"
+        text = index.pretty.get(cache_key) if key != "run" else None
+        if text is None:
+            text = json.dumps(record.raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            if key != "run":
+                index.pretty[cache_key] = text
+        parts.append(f'  "{key}": {text}')
+    return "{\n" + ",\n".join(parts) + "\n}"
+
+
 def _primary(facts: RunFacts) -> Primary | None:
     if facts.value is None:
         return None
@@ -371,7 +390,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
             f"--value '{units.show(facts.value, facts.unit) if facts.value is not None else '…'}' "
             "--note 'What you ran and where'"
         ),
-        tracker=tracker, manifest=json.dumps(bundle(facts), indent=2, ensure_ascii=False),
+        tracker=tracker, manifest=manifest_text(facts, index),
         citation=cite_run(title=title, site_title=site.title, publisher=publisher, permalink=permalink,
                           digest=facts.digest, observed=facts.observed),
         permalink=permalink, digest=facts.digest, issue_url=f"{tracker}/new?{issue}",
