@@ -108,7 +108,7 @@ def time_passes(fn, x, y, passes, args):
     return res
 
 
-def run_sweep(args, bw, log):
+def run_sweep(args, bw, log, save=lambda records: None):
     records = []
     fns = impls(args)
     for dname, bt, v in cases(args):
@@ -139,6 +139,7 @@ def run_sweep(args, bw, log):
                 log(fmt(rec))
         del x, y
         torch.cuda.empty_cache()
+        save(records)  # a run cut short still leaves every finished case on disk
     return records
 
 
@@ -220,20 +221,24 @@ def main():
     log(f"# {time.strftime('%Y-%m-%d %H:%M:%S')}; do_bench median, warmup {args.warmup} ms, rep {args.rep} ms, L2 flushed")
     if args.sass:
         dump_sass(args.sass, args.beta)
-    if args.tune:
-        records = run_tune(args, bw, log)
-    else:
-        log(HEADER)
-        records = run_sweep(args, bw, log)
-    if args.out:
+    props_meta = dict(device=props.name, sms=props.multi_processor_count, torch=torch.__version__,
+                      triton=triton.__version__, copy_bandwidth_Bps=bw, beta=args.beta,
+                      bytes_moved_doc=reference.bytes_moved.__doc__)
+
+    def save(records):
+        if not args.out:
+            return
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out + ".txt", "w") as f:
             f.write("\n".join(lines) + "\n")
-        meta = dict(device=props.name, sms=props.multi_processor_count, torch=torch.__version__,
-                    triton=triton.__version__, copy_bandwidth_Bps=bw, beta=args.beta,
-                    bytes_moved_doc=reference.bytes_moved.__doc__)
         with open(args.out + ".json", "w") as f:
-            json.dump(dict(meta=meta, records=records), f, indent=1)
+            json.dump(dict(meta=props_meta, records=records), f, indent=1)
+
+    if args.tune:
+        save(run_tune(args, bw, log))
+    else:
+        log(HEADER)
+        save(run_sweep(args, bw, log, save))
 
 
 if __name__ == "__main__":

@@ -92,26 +92,51 @@ def _tile(x, y, acc1, acc2, a, b, log2s, s, MODE: tl.constexpr, FAST: tl.constex
 
 
 @triton.jit
+def _off(rs, start, offs, ALIGN: tl.constexpr):
+    # With ALIGN, rs (row start + shift) makes every block start on a 16-byte boundary; the hint
+    # lets Triton emit 16-byte vector accesses although V itself is odd.
+    if ALIGN > 1:
+        return tl.multiple_of(rs + start + offs, ALIGN)
+    else:
+        return start + offs
+
+
+@triton.jit
 def _jsd_kernel(
     X, stride_x, Y, stride_y, DX, stride_dx,
     LABELS, N_VALID, PARTIAL,
     V, n_rows, beta, ignore_index, blocks_per_chunk,
     MODE: tl.constexpr, HAS_LABEL: tl.constexpr, STORE_GRAD: tl.constexpr,
-    BLOCK: tl.constexpr, PREFETCH: tl.constexpr, FAST: tl.constexpr,
+    BLOCK: tl.constexpr, PREFETCH: tl.constexpr, ALIGN: tl.constexpr, FAST: tl.constexpr,
 ):
     row = tl.program_id(0)
     chunk = tl.program_id(1)
     n_chunks = tl.num_programs(1)
     row64 = row.to(tl.int64)
-    x_ptr = X + row64 * stride_x
-    y_ptr = Y + row64 * stride_y
-    dx_ptr = DX + row64 * stride_dx
     out_ptr = PARTIAL + row64 * n_chunks + chunk
+    if ALIGN > 1:
+        # X, Y and dX share one row stride here. Blocks start `shift` elements into the row,
+        # where the address is 16-byte aligned; the first `shift` elements form a head tile.
+        rs = row64 * stride_x
+        shift = tl.minimum((ALIGN - rs % ALIGN) % ALIGN, V).to(tl.int32)
+        rs += shift
+        x_ptr = X
+        y_ptr = Y
+        dx_ptr = DX
+    else:
+        shift = 0
+        rs = 0
+        x_ptr = X + row64 * stride_x
+        y_ptr = Y + row64 * stride_y
+        dx_ptr = DX + row64 * stride_dx
 
+    Vb = V - shift  # elements covered by blocks
     blk0 = chunk * blocks_per_chunk
-    blk1 = tl.minimum(blk0 + blocks_per_chunk, tl.cdiv(V, BLOCK))
-    n_full = V // BLOCK
+    blk1 = tl.minimum(blk0 + blocks_per_chunk, tl.cdiv(Vb, BLOCK))
+    n_full = Vb // BLOCK
     offs = tl.arange(0, BLOCK)
+    hoffs = tl.arange(0, ALIGN if ALIGN > 1 else 2)
+    do_head = ALIGN > 1 and chunk == 0 and shift > 0
 
     if HAS_LABEL:
         n = tl.maximum(tl.load(N_VALID).to(tl.float32), 1.0)
@@ -119,8 +144,11 @@ def _jsd_kernel(
             if STORE_GRAD:
                 zero = tl.zeros([BLOCK], dtype=DX.dtype.element_ty)
                 for blk in range(blk0, blk1):
-                    o = blk * BLOCK + offs
-                    tl.store(dx_ptr + o, zero, mask=o < V)
+                    o = _off(rs, blk * BLOCK, offs, ALIGN)
+                    tl.store(dx_ptr + o, zero, mask=blk * BLOCK + offs < Vb)
+                if do_head:
+                    tl.store(dx_ptr + rs - shift + hoffs, tl.zeros_like(hoffs).to(DX.dtype.element_ty),
+                             mask=hoffs < shift)
             tl.store(out_ptr, 0.0)
             return
     else:
@@ -139,22 +167,22 @@ def _jsd_kernel(
         # Load block k+1 before computing block k: each warp keeps a tile of loads in flight
         # while it computes, instead of relying on other warps alone to cover DRAM latency.
         # The last iteration re-reads its own block (an L2 hit) rather than branch.
-        o = blk0 * BLOCK + offs
+        o = _off(rs, blk0 * BLOCK, offs, ALIGN)
         m0 = (offs * 0 + blk0) < hi  # a chunk with no full block loads nothing
         xn = tl.load(x_ptr + o, mask=m0, other=0.0)
         yn = tl.load(y_ptr + o, mask=m0, other=0.0)
         for blk in range(blk0, hi):
             x = xn.to(tl.float32)
             y = yn.to(tl.float32)
-            o_next = tl.minimum(blk + 1, hi - 1) * BLOCK + offs
+            o_next = _off(rs, tl.minimum(blk + 1, hi - 1) * BLOCK, offs, ALIGN)
             xn = tl.load(x_ptr + o_next)
             yn = tl.load(y_ptr + o_next)
             acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
             if STORE_GRAD:
-                tl.store(dx_ptr + blk * BLOCK + offs, dx.to(DX.dtype.element_ty))
+                tl.store(dx_ptr + _off(rs, blk * BLOCK, offs, ALIGN), dx.to(DX.dtype.element_ty))
     else:
         for blk in range(blk0, hi):
-            o = blk * BLOCK + offs
+            o = _off(rs, blk * BLOCK, offs, ALIGN)
             x = tl.load(x_ptr + o).to(tl.float32)
             y = tl.load(y_ptr + o).to(tl.float32)
             acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
@@ -162,31 +190,67 @@ def _jsd_kernel(
                 tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty))
     # The one partial block of the row, in whichever chunk owns it.
     if blk1 > n_full:
-        o = n_full * BLOCK + offs
-        mask = o < V
-        x = tl.load(x_ptr + o, mask=mask, other=0.0).to(tl.float32)
-        y = tl.load(y_ptr + o, mask=mask, other=0.0).to(tl.float32)
-        t1 = tl.zeros([BLOCK], dtype=tl.float32)
-        t2 = tl.zeros([BLOCK], dtype=tl.float32)
-        t1, t2, dx = _tile(x, y, t1, t2, a, beta, log2s, s, MODE, FAST)
-        acc1 += tl.where(mask, t1, 0.0)
-        acc2 += tl.where(mask, t2, 0.0)
+        to = _off(rs, n_full * BLOCK, offs, ALIGN)
+        tm = n_full * BLOCK + offs < Vb
+        tx = tl.load(x_ptr + to, mask=tm, other=0.0).to(tl.float32)
+        ty = tl.load(y_ptr + to, mask=tm, other=0.0).to(tl.float32)
+        t1, t2, tdx = _tile(tx, ty, tl.zeros_like(tx), tl.zeros_like(tx), a, beta, log2s, s, MODE, FAST)
+        acc1 += tl.where(tm, t1, 0.0)
+        acc2 += tl.where(tm, t2, 0.0)
         if STORE_GRAD:
-            tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty), mask=mask)
+            tl.store(dx_ptr + to, tdx.to(DX.dtype.element_ty), mask=tm)
+    sum1 = tl.sum(acc1, axis=0)
+    sum2 = tl.sum(acc2, axis=0)
+    if do_head:
+        ho = rs - shift + hoffs
+        hm = hoffs < shift
+        hx = tl.load(x_ptr + ho, mask=hm, other=0.0).to(tl.float32)
+        hy = tl.load(y_ptr + ho, mask=hm, other=0.0).to(tl.float32)
+        h1, h2, hdx = _tile(hx, hy, tl.zeros_like(hx), tl.zeros_like(hx), a, beta, log2s, s, MODE, FAST)
+        sum1 += tl.sum(tl.where(hm, h1, 0.0), axis=0)
+        sum2 += tl.sum(tl.where(hm, h2, 0.0), axis=0)
+        if STORE_GRAD:
+            tl.store(dx_ptr + ho, hdx.to(DX.dtype.element_ty), mask=hm)
 
     if MODE == 2:
-        part = (tl.sum(acc1, axis=0) + beta * tl.sum(acc2, axis=0)) * s
+        part = (sum1 + beta * sum2) * s
     else:
-        part = tl.sum(acc1, axis=0)
+        part = sum1
     tl.store(out_ptr, part)
+
+
+@triton.jit
+def _scale_kernel(DX, G, OUT, numel, BLOCK: tl.constexpr):
+    # grad_input = grad_output * dX. grad_output is read on the device (no host sync); a plain
+    # torch mul by a 0-d CUDA tensor takes the broadcast path and reached only ~70% of copy speed.
+    pid = tl.program_id(0).to(tl.int64)
+    o = pid * BLOCK + tl.arange(0, BLOCK)
+    g = tl.load(G).to(tl.float32)
+    if pid * BLOCK + BLOCK <= numel:
+        d = tl.load(DX + o)
+        tl.store(OUT + o, (d.to(tl.float32) * g).to(OUT.dtype.element_ty))
+    else:
+        mask = o < numel
+        d = tl.load(DX + o, mask=mask)
+        tl.store(OUT + o, (d.to(tl.float32) * g).to(OUT.dtype.element_ty), mask=mask)
+
+
+def _scale(dx, grad_output):
+    out = torch.empty_like(dx)
+    numel = dx.numel()
+    if numel:
+        block = 8192
+        _scale_kernel[(triton.cdiv(numel, block),)](dx, grad_output.reshape(()), out, numel, BLOCK=block, num_warps=8)
+    return out
 
 
 def _config(V: int, elem_bytes: int, device: torch.device):
     """(BLOCK, num_warps, blocks_per_chunk, prefetch) by vocabulary size and dtype; tuned on one H200."""
     if device.type != "cuda":
         return 64, 1, 2, 1  # interpreter: small tiles so tests cover several blocks and chunks
-    block = 4096 if elem_bytes == 4 else 8192
-    num_warps = 8
+    # H200, [2048, 128256] (NOTES.md): fp32 4096/8 warps and bf16 2048/4 warps with prefetch were
+    # best; bf16 wants small tiles (more warps per SM hide latency; its loop is instruction-heavy).
+    block, num_warps = (4096, 8) if elem_bytes == 4 else (2048, 4)
     n_blocks = triton.cdiv(V, block)
     # Chunks of ~32K elements: enough programs that the last wave is a small share of the work.
     blocks_per_chunk = max(1, min(n_blocks, 32768 // block))
@@ -208,13 +272,16 @@ def _launch(x, y, dx, partial, labels, n_valid, beta, ignore_index, config):
     """One launch over (BT rows, chunks); returns Triton's compiled kernel (for SASS reading)."""
     BT, V = x.shape
     block, num_warps, bpc, prefetch = config
+    vec = 16 // x.element_size()
+    # Odd row strides defeat 16-byte accesses; realign per row when X, Y and dX share a stride.
+    align = vec if (x.stride(0) % vec and x.stride(0) == y.stride(0) == V) else 0
     # Unused pointers get a placeholder: the constexpr flags keep the kernel from touching them.
     return _jsd_kernel[(BT, partial.shape[1])](
         x, x.stride(0), y, y.stride(0), partial if dx is None else dx, 0 if dx is None else dx.stride(0),
         partial if labels is None else labels, partial if n_valid is None else n_valid, partial,
         V, float(BT), float(beta), int(ignore_index), bpc,
         MODE=_mode(float(beta)), HAS_LABEL=labels is not None, STORE_GRAD=dx is not None,
-        BLOCK=block, PREFETCH=bool(prefetch), FAST=x.is_cuda and torch.version.hip is None,
+        BLOCK=block, PREFETCH=bool(prefetch), ALIGN=align, FAST=x.is_cuda and torch.version.hip is None,
         num_warps=num_warps,
     )
 
@@ -258,7 +325,7 @@ class JSDFunction(torch.autograd.Function):
         (dx,) = ctx.saved_tensors
         # Out of place so that retain_graph=True and a second backward stay correct; no
         # comparison with 1.0 (that would be a host sync).
-        return dx * grad_output, None, None, None, None
+        return _scale(dx, grad_output), None, None, None, None
 
 
 def jsd_loss(student_logprobs, teacher_logprobs, shift_labels=None, *, beta=0.5, ignore_index=-100):

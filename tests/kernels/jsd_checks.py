@@ -3,10 +3,10 @@
 import torch
 
 try:
-    from sitegen.kernels.jsd import JSD, jsd_loss
+    from sitegen.kernels.jsd import JSD, jsd_forward, jsd_loss
     from sitegen.kernels.reference import bytes_moved, jsd_reference
 except ImportError:  # sitegen not installed (the GPU machine): the repo's kernels/ directly
-    from kernels.jsd import JSD, jsd_loss
+    from kernels.jsd import JSD, jsd_forward, jsd_loss
     from kernels.reference import bytes_moved, jsd_reference
 
 # Tolerances, by input dtype, and why:
