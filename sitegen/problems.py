@@ -6,6 +6,7 @@ Problem. Commands print one line per Problem and exit 1; they never show a trace
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -43,6 +44,20 @@ def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
     return out
 
 
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _quote(key: str) -> str:
-    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{escaped}'"
+    # As RFC 9535 normalized paths: control characters escaped, so a key holding a line
+    # break can never split a problem's one line in two.
+    out = []
+    for char in key:
+        if char in "\\'":
+            out.append("\\" + char)
+        elif char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
+        elif unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "'" + "".join(out) + "'"
