@@ -7,10 +7,10 @@ from typing import Any
 
 from sitegen.problems import InputError, Problem
 from sitegen.rerun.cases import Workload
-from sitegen.rerun.protocol import AGREEMENT, FAMILY, LIGER_FAMILY
+from sitegen.rerun.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
 from sitegen.rerun.registryscan import Scan, find_run
 
-MODES = {FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
+MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
 
 
 def verdict(*, original_product: str, local_product: str, original_ns: float | None, new_ns: float | None,

@@ -33,11 +33,18 @@ class PassRunner:
     """Calls one implementation's pass on input set i; reset(i) runs outside the timed region."""
 
     def __init__(self, module, rows: int, vocab: int, dtype: str, device: str, timed_pass: str,
-                 seed: int, pool: int | None = None):
+                 seed: int, pool: int | None = None, through_log_softmax: bool = False):
         self.module = module
         self.timed_pass = timed_pass
         n = pool or pool_size(rows, vocab, dtype)
-        self.xs = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
+        if through_log_softmax:
+            # Liger's benchmark script: the student is log_softmax of a leaf, so its backward
+            # (and full) pass includes log_softmax's backward too.
+            self.leaves = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
+            self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves]
+        else:
+            self.xs = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
+            self.leaves = self.xs
         self.ys = [logprobs(rows, vocab, dtype, device, seed + 2 * k + 1) for k in range(n)]
         self.losses = None
         if timed_pass == "backward":
@@ -49,7 +56,7 @@ class PassRunner:
         return len(self.xs)
 
     def reset(self, i: int) -> None:
-        self.xs[i % len(self.xs)].grad = None
+        self.leaves[i % len(self.leaves)].grad = None
 
     def __call__(self, i: int):
         k = i % len(self.xs)
@@ -64,4 +71,4 @@ class PassRunner:
 
     def release(self) -> None:
         self.losses = None
-        self.xs = self.ys = []
+        self.xs = self.ys = self.leaves = []

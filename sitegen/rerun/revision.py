@@ -44,12 +44,18 @@ def commit() -> str | None:
 
 
 def version() -> str | None:
+    """sitegen's version: installed metadata, else the checkout's pyproject.toml."""
     try:
         import importlib.metadata
 
         return importlib.metadata.version("sitegen")
     except Exception:
+        pass
+    try:
+        value = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
         return None
+    return value if isinstance(value, str) else None
 
 
 def repository_url(records: Path) -> str | None:

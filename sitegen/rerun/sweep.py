@@ -132,6 +132,10 @@ def run(opts: Options) -> dict[str, Any]:
             src = revision.source_digest(kdir / ("jsd.py" if impl == "sitegen" else "reference.py")) if impl != "liger" else None
             impl_docs[impl] = records.implementation_doc(impl, avail.get("version") if impl != "sitegen" else version,
                                                          commit=commit, repository=repo, source_digest=src)
+    if opts.like and opts.like.impl not in impl_docs:
+        reason = first["availability"].get(opts.like.impl, {}).get("reason")
+        raise InputError([Problem(opts.like.run_name, "$.spec.implementationDigest",
+                                  f"{opts.like.impl} cannot run here ({reason}); nothing written")])
     counts = [parent["before"]] + [c for r in results for c in (r["processCount"], r.get("processCountAfter"))]
     expected = [0] + [1, 1] * len(results)
     copy_bw = max((r["copyBytesPerS"] for r in results), default=None)

@@ -93,7 +93,8 @@ def run(plan: dict) -> dict:
         runner = None
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
-                                seed=plan["seed"] + 7919 * n, pool=plan.get("pool"))
+                                seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
+                                through_log_softmax=plan["mode"] == "do_bench")
             if plan["mode"] == "do_bench":
                 out = timing.do_bench_samples(clock, runner)
             else:
