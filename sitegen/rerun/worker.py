@@ -58,7 +58,10 @@ def run(plan: dict) -> dict:
         torch.cuda.init()
         torch.empty(1, device=device)  # create the context before counting processes
     # One compiled graph per dtype and pass kind, each recompiled once when shapes turn dynamic.
-    torch._dynamo.config.cache_size_limit = 64
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 64)
+            break
     result: dict = {
         "software": software_facts(), "device": device_facts(device),
         "processCount": gpustate.compute_processes(),
