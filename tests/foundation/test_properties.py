@@ -1,18 +1,21 @@
 """Property-based: generated valid manifests load, dump and load again unchanged, and their
-digest depends on the spec alone — not on key order, not on metadata."""
+digest depends on the spec alone — not on key order, not on metadata. Any value put
+anywhere in a valid manifest gives a record or one-line problems, never a crash."""
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from manifest_edits import leaves, with_leaf_changed
+from manifest_edits import VALID, leaves, with_leaf_changed
 
 from sitegen.digest import document_digest
-from sitegen.loader import validate_document
+from sitegen.loader import load_file, validate_document
+from sitegen.problems import InputError
 from sitegen.strictjson import parse_bytes
 
 API = "kernelindex.dev/v1alpha1"
@@ -148,3 +151,43 @@ def test_any_spec_change_changes_the_digest(document, data):
     leaf = data.draw(st.sampled_from(sorted(leaves(document["spec"]), key=repr)))
     edited = with_leaf_changed(document, ("spec", *leaf))
     assert document_digest(edited) != document_digest(document)
+
+
+# Any JSON value at all, to put where a valid one was.
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**60, 2**60) | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+FIXTURE_DOCUMENTS = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(VALID.glob("*.json"))]
+
+
+def _places(value, at=()):
+    """Every leaf and every container below the top, as paths."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield (*at, key)
+            yield from _places(child, (*at, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield (*at, index)
+            yield from _places(child, (*at, index))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(FIXTURE_DOCUMENTS), st.data(), json_values)
+def test_any_value_anywhere_is_a_record_or_one_line_problems(tmp_path_factory, document, data, value):
+    place = data.draw(st.sampled_from(list(_places(document))))
+    edited = copy.deepcopy(document)
+    node = edited
+    for key in place[:-1]:
+        node = node[key]
+    node[place[-1]] = value
+    path = tmp_path_factory.mktemp("any") / "edited.json"
+    path.write_bytes(json.dumps(edited, allow_nan=True).encode("utf-8"))
+    try:
+        load_file(path)
+    except InputError as exc:  # anything else escaping is a bug (a traceback for the user)
+        assert exc.problems
+        for problem in exc.problems:
+            assert len(problem.line().splitlines()) == 1, problem
