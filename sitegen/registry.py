@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.loader import LOCK_NAME, Record, load_paths
-from sitegen.problems import InputError, Problem
+from sitegen.problems import InputError, Problem, json_path
 from sitegen.strictjson import read_file
 
 # Which digest fields point at which kind.
@@ -117,7 +117,7 @@ def check_lock(registry: Registry, root: Path) -> list[Problem]:
         elif expected != record.digest:
             problems.append(Problem(record.file, f"{_at(record)}.spec", f"digest {record.digest} differs from {expected} in {LOCK_NAME}: the spec changed"))
     for key in sorted(set(locked) - set(registry.by_name)):
-        problems.append(Problem(lock_file, f"$.documents['{key}']", "locked document is missing from the registry"))
+        problems.append(Problem(lock_file, json_path(["documents", key]), "locked document is missing from the registry"))
     return problems
 
 
