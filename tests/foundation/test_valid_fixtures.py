@@ -93,3 +93,14 @@ def test_verify_refuses_a_locked_document_that_disappeared(tmp_path):
     assert result.exit_code == 1
     [line] = problem_lines(result)
     assert line.startswith(f"{root / 'digests.lock'}: $.documents['Attestation/") and "missing" in line
+
+
+def test_a_hand_edited_lock_key_cannot_split_the_report_line(tmp_path):
+    root = tmp_path / "registry"
+    shutil.copytree(REGISTRY, root)
+    lock = json.loads((root / "digests.lock").read_text(encoding="utf-8"))
+    lock["documents"]["Run/it's\nbroken"] = "sha256:" + "0" * 64
+    (root / "digests.lock").write_text(json.dumps(lock), encoding="utf-8")
+    result = cli("verify", root)
+    assert result.exit_code == 1
+    assert problem_lines(result) == [f"{root / 'digests.lock'}: $.documents['Run/it\\'s\\nbroken']: locked document is missing from the registry"]
