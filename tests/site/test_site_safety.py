@@ -80,3 +80,25 @@ def test_builds_into_an_empty_folder(registry_copy, tmp_path):
     out.mkdir()
     build_site(registry_copy, out)
     assert (out / "index.html").is_file()
+
+
+def test_a_render_failure_midway_leaves_the_previous_site_and_no_temporary_folder(registry_copy, tmp_path, monkeypatch):
+    from sitegen.site.render import Renderer
+
+    out = tmp_path / "out"
+    build_site(registry_copy, out)
+    before = _snapshot(out)
+    calls = {"n": 0}
+    original = Renderer.render
+
+    def flaky(self, template, page, **extra):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("disk full")
+        return original(self, template, page, **extra)
+
+    monkeypatch.setattr(Renderer, "render", flaky)
+    with pytest.raises(RuntimeError):
+        build_site(registry_copy, out)
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
