@@ -125,6 +125,16 @@ def digest(files: tuple[Path, ...], as_json: bool) -> None:
         click.echo(f"{record.digest}  {record.kind}  {record.name}")
 
 
+def _write(path: Path, data: bytes) -> None:
+    """write_atomic, with an unwritable path (a file where a folder should be) as a Problem."""
+    from sitegen.atomicwrite import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise InputError([Problem(str(path), "$", f"cannot write: {exc.strerror or exc}")]) from None
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("schemas"), show_default=True,
               help="Folder to write <Kind>.schema.json files into.")
@@ -132,7 +142,6 @@ def digest(files: tuple[Path, ...], as_json: bool) -> None:
 @json_option
 def schema(out: Path, check: bool, as_json: bool) -> None:
     """Write the JSON Schema of every kind, generated from the record models."""
-    from sitegen.atomicwrite import write_atomic
     from sitegen.schemas import committed_schema_files, schema_files
 
     files = schema_files()
@@ -143,7 +152,7 @@ def schema(out: Path, check: bool, as_json: bool) -> None:
         click.echo("schemas match the models.", err=True)
         return
     for name, data in files.items():
-        write_atomic(out / name, data)
+        _write(out / name, data)
     report([], as_json=as_json, extra={"schemas": sorted(files), "out": str(out)})
     click.echo(f"wrote {len(files)} schema(s) to {out}", err=True)
 
@@ -156,12 +165,11 @@ def lock(root: Path, as_json: bool) -> None:
 
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
     """
-    from sitegen.atomicwrite import write_atomic
     from sitegen.loader import LOCK_NAME
     from sitegen.registry import lock_contents, open_registry
 
     registry = open_registry(root, check_lock_file=False)
-    write_atomic(root / LOCK_NAME, lock_contents(registry))
+    _write(root / LOCK_NAME, lock_contents(registry))
     report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
 
