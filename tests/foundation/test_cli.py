@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from manifest_edits import BAD, REGISTRY, SEED, VALID, cli, problem_lines
+from manifest_edits import BAD, REGISTRY, SEED, VALID, assert_clean_failure, cli, problem_lines
 
 COMMANDS = ["validate", "verify", "digest", "schema", "lock"]
 BAD_FILE = BAD / "type-string-for-int.json"
@@ -134,3 +134,23 @@ def test_validate_skips_hidden_folders(tmp_path):
     (tmp_path / ".git").mkdir()
     shutil.copy(BAD_FILE, tmp_path / ".git" / "bad.json")
     assert cli("validate", tmp_path).exit_code == 0
+
+
+def test_schema_out_onto_a_file_is_an_input_error(tmp_path):
+    target = tmp_path / "not-a-folder"
+    target.write_text("", encoding="utf-8")
+    result = cli("schema", "--out", target)
+    assert_clean_failure(result)
+    [line] = problem_lines(result)
+    assert line.startswith(str(target))
+
+
+def test_lock_onto_an_unwritable_lock_path_is_an_input_error(tmp_path):
+    root = tmp_path / "registry"
+    shutil.copytree(REGISTRY, root)
+    (root / "digests.lock").unlink()
+    (root / "digests.lock").mkdir()
+    result = cli("lock", root)
+    assert_clean_failure(result)
+    assert problem_lines(result) == [f"{root / 'digests.lock'}: $: cannot write: Is a directory"]
+    assert sorted(p.name for p in root.iterdir() if p.name.startswith(".")) == []  # no temp file left
