@@ -1,0 +1,100 @@
+"""Integrity checks, outcome assembly and environment capture as pure functions (no GPU)."""
+
+import pytest
+
+from sitegen.model import BenchmarkRun
+from sitegen.rerun import gpustate, integrity
+from sitegen.rerun.assemble import outcome
+from sitegen.rerun.cases import Case, Workload
+from sitegen.rerun.environment import environment_spec, instance
+from sitegen.rerun.records import run_doc
+
+H200_COPY = 4.3e12
+
+
+def test_roofline_refuses_a_time_below_the_floor():
+    nbytes = integrity.floor_bytes(2048, 128256, 4, "forward")  # read X and Y
+    floor_ns = nbytes / H200_COPY * 1e9
+    assert integrity.roofline(int(floor_ns * 1.2), nbytes, H200_COPY)["passed"]
+    assert not integrity.roofline(int(floor_ns * 0.5), nbytes, H200_COPY)["passed"]
+
+
+def test_backward_has_no_floor_and_full_is_one_pass():
+    assert integrity.floor_bytes(8, 10, 4, "backward") == 0
+    assert integrity.floor_bytes(8, 10, 4, "full") == 3 * 8 * 10 * 4
+
+
+def test_repeated_input_speedup_is_flagged():
+    assert integrity.repeated_input(1000, 1000)["passed"]
+    assert not integrity.repeated_input(1000, 850)["passed"]
+
+
+def test_host_timed_cross_check_sees_unseen_work():
+    assert integrity.host_timed(900, [1000, 1100])["passed"]
+    assert not integrity.host_timed(10, [1000])["passed"]
+
+
+def test_throttle_reasons_mark_a_run():
+    calm = {"smClockMHz": 1980, "throttleReasons": []}
+    hot = {"smClockMHz": 1500, "throttleReasons": ["hw_thermal_slowdown"]}
+    assert integrity.throttle([calm, calm])["passed"]
+    assert not integrity.throttle([calm, hot])["passed"]
+    assert not integrity.throttle([None])["passed"]  # unknown is never a pass
+
+
+def test_nvml_without_gpu_degrades_to_none():
+    # CI machines have no NVIDIA driver: every NVML reader says "unknown", nothing raises.
+    if gpustate.facts() is not None:
+        pytest.skip("an NVIDIA GPU is present")
+    assert gpustate.state() is None and gpustate.compute_processes() is None
+
+
+def test_environment_without_gpu_degrades_gracefully():
+    software = {"python": "3.12.0", "torch": "2.13.0+cpu", "triton": "3.9.0"}
+    spec = environment_spec(None, {}, software, interpret=False)
+    assert spec["hardware"]["vendor"] == "cpu" and spec["hardware"]["product"]
+    assert "driver" not in spec["software"] and spec["software"]["framework"]["version"] == "2.13.0+cpu"
+    assert set(instance(None)) <= {"hostname"}
+
+
+def test_environment_keeps_instance_facts_out():
+    nvml = {"product": "NVIDIA H200", "architecture": "sm_90", "uuid": "GPU-1234", "driver": "570.1", "memoryBytes": 150 << 30}
+    software = {"python": "3.12.0", "torch": "2.11.0+cu130", "cuda": "13.0", "triton": "3.6.0"}
+    a = environment_spec(nvml, {"smCount": 132}, software, interpret=False)
+    b = environment_spec({**nvml, "uuid": "GPU-5678"}, {"smCount": 132}, software, interpret=False)
+    assert a == b and "GPU-1234" not in str(a)
+    assert instance(nvml)["gpuUuid"] == "GPU-1234"
+
+
+def _per_process(median, **extra):
+    return {"samplesNs": [median] * 12, "hostTimedNs": median, "warmupCalls": 4,
+            "gpuBefore": {"smClockMHz": 1980, "throttleReasons": []}, "gpuAfter": {"smClockMHz": 1980, "throttleReasons": []}, **extra}
+
+
+def _validated(case, result):
+    digest = "sha256:" + "0" * 64
+    doc = run_doc(case, result, digests={k: digest for k in ("implementationDigest", "workloadDigest", "protocolDigest", "environmentDigest")},
+                  product="NVIDIA H200", stamp="20261129t000000z", observed_at="2026-11-29T00:00:00Z",
+                  instance={"gpuUuid": "GPU-1"}, dry_run=False, command="sitegen rerun")
+    return BenchmarkRun.model_validate(doc, strict=True)
+
+
+def test_failed_gate_gives_a_failed_run_with_its_error_and_no_time():
+    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    gate = {"status": "failed", "maxAbsError": 0.5, "maxRelError": 1.0,
+            "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.5, "maxRelError": 1.0, "fullyWritten": True, "passed": False}]}
+    result = outcome(case, gate, [_per_process(3_000_000)], copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    run = _validated(case, result)
+    assert run.spec.status == "failed" and run.spec.timing is None and run.spec.correctness.maxRelError == 1.0
+
+
+def test_time_below_floor_is_refused_and_honest_time_kept():
+    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    gate = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
+            "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.0, "maxRelError": 0.0, "fullyWritten": True, "passed": True}]}
+    common = dict(copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    cheat = _validated(case, outcome(case, gate, [_per_process(20_000, repeatedMedianNs=20_000)], **common))
+    assert cheat.spec.status == "failed" and cheat.spec.timing is None
+    honest = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=600_000)] * 3, **common))
+    assert honest.spec.status == "passed" and honest.spec.timing.latencyNs.median == 600_000
+    assert all(c.passed for c in honest.spec.evidence.integrity)
