@@ -39,10 +39,10 @@ def assert_clean_failure(result: Result) -> None:
     assert "Traceback" not in result.output
 
 
-Path_ = tuple[str | int, ...]
+Location = tuple[str | int, ...]
 
 
-def leaves(value: Any, at: Path_ = ()) -> Iterator[Path_]:
+def leaves(value: Any, at: Location = ()) -> Iterator[Location]:
     """Every path to a string, number or boolean inside ``value``."""
     if isinstance(value, dict):
         for key, child in value.items():
@@ -69,7 +69,7 @@ def changed(value: Any) -> Any:
     return value[:-1] + ("x" if last != "x" else "y")
 
 
-def with_leaf_changed(document: dict, path: Path_) -> dict:
+def with_leaf_changed(document: dict, path: Location) -> dict:
     out = copy.deepcopy(document)
     node = out
     for key in path[:-1]:
