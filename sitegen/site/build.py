@@ -18,7 +18,8 @@ from sitegen.schemas import schema_files
 from sitegen.site import labels as L
 from sitegen.site.citation import citation_cff
 from sitegen.site.index import Index, build_index
-from sitegen.site.listings import gpu_pages, home_page, implementation_pages, operation_page
+from sitegen.site.listings import gpu_pages, home_page, implementation_pages
+from sitegen.site.operation_page import operation_page
 from sitegen.site.record_page import record_page
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.write import SiteWriter, check_output

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from sitegen.site import labels as L
+from sitegen.site import record_sections as S
 from sitegen.site import units
 from sitegen.site.citation import Citation, cite_run
 from sitegen.site.evidence import verdict
@@ -14,7 +15,6 @@ from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
 from sitegen.site.notes import render_markdown
 
-NO_POLICY = "Marked passed by the source; the correctness policy was not published."
 ATTESTATION_STATEMENT = (
     "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does."
 )
@@ -40,23 +40,6 @@ class RankLine:
     reasons: str | None
     leader: Link | None
     leader_value: str | None
-
-
-@dataclass(frozen=True)
-class CaseRow:
-    shape: str
-    seed: int
-    max_abs: str
-    max_rel: str
-    fully_written: str
-    passed: str
-
-
-@dataclass(frozen=True)
-class Correctness:
-    message: str | None
-    rows: list[Row]
-    cases: list[CaseRow]
 
 
 @dataclass(frozen=True)
@@ -93,7 +76,7 @@ class RecordPage:
     rank: RankLine
     source_metrics: list[str]
     identity: list[Row]
-    correctness: Correctness
+    correctness: S.Correctness
     workload_rows: list[Row]
     measurements: list[Row]
     protocol: list[Row]
@@ -186,146 +169,6 @@ def _rank(facts: RunFacts) -> RankLine:
     )
 
 
-def _identity(facts: RunFacts, index: Index) -> list[Row]:
-    impl = facts.implementation.model.spec
-    revision = impl.projectRevision.commit or impl.projectRevision.version or "unknown"
-    rows = [
-        Row("implementation", impl.name, L.implementation_path(facts.implementation.name)),
-        Row("project", impl.projectRevision.project, impl.projectRevision.repository),
-        Row("revision", revision, code=revision != "unknown"),
-        Row("workload", L.workload_label(facts.workload)),
-        Row("timed pass", facts.timed_pass),
-    ]
-    if facts.cohort:
-        rows.append(Row("comparison key", L.short_digest(facts.cohort), code=True))
-    native = facts.run.spec.sourceNative
-    if native is not None:
-        source = index.config.sources.get(native.source)
-        rows.append(Row("source", source.name if source else native.source, source.url if source else None))
-        rows.append(Row("external id", native.externalId, code=True))
-    rows.append(Row("run digest", facts.digest, code=True))
-    return rows
-
-
-def _correctness(facts: RunFacts) -> Correctness:
-    result = facts.run.spec.correctness
-    if result is None:
-        if facts.run.spec.status == "passed":
-            return Correctness(NO_POLICY, [], [])
-        return Correctness("No correctness result was published with this run.", [], [])
-    rows = [Row("status", result.status), Row("comparator", result.comparator)]
-    if result.reference:
-        rows.append(Row("reference", result.reference))
-    if result.maxAbsError is not None:
-        rows.append(Row("max absolute error", f"{result.maxAbsError:.3g}"))
-    if result.maxRelError is not None:
-        rows.append(Row("max relative error", f"{result.maxRelError:.3g}"))
-    if result.notes:
-        rows.append(Row("notes", result.notes))
-    cases = [
-        CaseRow(
-            shape="[" + ", ".join(str(n) for n in case.shape) + "]", seed=case.seed,
-            max_abs=f"{case.maxAbsError:.3g}", max_rel=f"{case.maxRelError:.3g}",
-            fully_written="yes" if case.fullyWritten else "no", passed="passed" if case.passed else "failed",
-        )
-        for case in result.cases or []
-    ]
-    return Correctness(None, rows, cases)
-
-
-def _workload(facts: RunFacts) -> list[Row]:
-    spec = facts.workload.model.spec
-    rows = [Row(key, L.scalar(value)) for key, value in spec.axes.items()]
-    for tensor in spec.tensors or []:
-        rows.append(Row(tensor.name, f"{tensor.dtype} [{', '.join(str(n) for n in tensor.shape)}]"))
-    for key, value in (spec.scalars or {}).items():
-        rows.append(Row(key, L.scalar(value)))
-    for key, value in (spec.config or {}).items():
-        rows.append(Row(f"config {key}", L.scalar(value)))
-    if spec.correctness is not None:
-        rows.append(Row("definition comparator", spec.correctness.comparator))
-        rows += [Row(f"tolerance {k}", v) for k, v in L.flatten(spec.correctness.model_dump(exclude_none=True).get("tolerance", {}))]
-    return rows
-
-
-def _measurements(facts: RunFacts) -> list[Row]:
-    spec = facts.run.spec
-    seen: dict[tuple[str, str], Row] = {}
-    if spec.timing is not None:
-        for stat, value in spec.timing.latencyNs.model_dump().items():
-            if value is not None:
-                seen[("latency", stat)] = Row(f"latency · {stat}", units.show(value, "ns"))
-    for m in spec.measurements or []:
-        seen.setdefault((m.metric, m.statistic), Row(f"{m.metric} · {m.statistic}", units.show(m.value, m.unit)))
-    primary_key = (facts.metric, facts.statistic)
-    # The primary value first, then the rest in a stable order.
-    return sorted(seen.values(), key=lambda r: (r.label != f"{primary_key[0]} · {primary_key[1]}", r.label))
-
-
-def _protocol(facts: RunFacts) -> list[Row]:
-    spec = facts.protocol.model.spec
-    harness = spec.harness.name + (f" {spec.harness.version}" if spec.harness.version else "")
-    rows = [
-        Row("harness", harness, spec.harness.repository),
-        Row("timer", spec.measurement.timer),
-        Row("primaryStatistic", spec.measurement.primaryStatistic),
-        Row("comparabilityFamily", spec.comparability.family),
-    ]
-    raw = facts.protocol.raw["spec"]
-    shown = {"harness.name", "harness.version", "harness.repository", "measurement.timer",
-             "measurement.primaryStatistic", "comparability.family"}
-    rows += [Row(key, value) for key, value in L.flatten(raw) if key not in shown]
-    return rows
-
-
-def _environment(facts: RunFacts) -> list[Row]:
-    spec = facts.environment.model.spec
-    rows = [Row("gpu", facts.gpu)]
-    hardware = facts.environment.raw["spec"]["hardware"]
-    for key, value in L.flatten(hardware):
-        if key not in {"vendor", "product", "architecture"}:
-            text = units.byte_size(hardware[key]) if key == "memoryBytes" else value
-            rows.append(Row(key, text))
-    if spec.software.framework is not None:
-        rows.append(Row("framework", f"{spec.software.framework.name} {spec.software.framework.version}"))
-    for key, value in L.flatten(facts.environment.raw["spec"]["software"]):
-        if not key.startswith("framework."):
-            rows.append(Row(key, value))
-    rows += [Row(f"settings.{k}", v) for k, v in L.flatten(facts.environment.raw["spec"].get("settings") or {})]
-    evidence = facts.run.spec.evidence
-    if evidence and evidence.instance:
-        rows += [Row(f"instance.{k}", v) for k, v in L.flatten(evidence.instance.model_dump(exclude_none=True))]
-    return rows
-
-
-def _integrity(facts: RunFacts) -> list[Row]:
-    evidence = facts.run.spec.evidence
-    if evidence is None:
-        return []
-    rows = [
-        Row(check.name, ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
-        for check in evidence.integrity or []
-    ]
-    if evidence.dryRun:
-        rows.append(Row("dry run", "yes: a CPU rehearsal, never Verified"))
-    for label, state in (("gpu before", evidence.gpuBefore), ("gpu after", evidence.gpuAfter)):
-        if state is not None:
-            rows.append(Row(label, ", ".join(f"{k} {v}" for k, v in L.flatten(state.model_dump(exclude_none=True)))))
-    rows += [Row(k, v) for k, v in L.flatten(evidence.details or {})]
-    if evidence.command:
-        rows.append(Row("command", evidence.command, code=True))
-    return rows
-
-
-def _artifacts(facts: RunFacts) -> list[Row]:
-    evidence = facts.run.spec.evidence
-    rows = []
-    for artifact in (evidence.artifacts if evidence else None) or []:
-        detail = " · ".join(x for x in (artifact.mediaType, artifact.digest) if x)
-        rows.append(Row(artifact.name, detail or artifact.name, artifact.url))
-    return rows
-
-
 def _verdicts(facts: RunFacts, index: Index) -> list[VerdictLine]:
     lines = []
     if facts.rerun_of is not None:
@@ -381,9 +224,9 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         status_reason=spec.statusReason, level=f"{facts.level} evidence", primary=_primary(facts),
         rank=_rank(facts),
         source_metrics=[f"{k.replace('_', ' ')} {units.raw_number(v)}" for k, v in (native.metrics.items() if native else [])],
-        identity=_identity(facts, index), correctness=_correctness(facts), workload_rows=_workload(facts),
-        measurements=_measurements(facts), protocol=_protocol(facts), environment=_environment(facts),
-        integrity=_integrity(facts), artifacts=_artifacts(facts), verdicts=_verdicts(facts, index),
+        identity=S.identity(facts, index), correctness=S.correctness(facts), workload_rows=S.workload(facts),
+        measurements=S.measurements(facts), protocol=S.protocol(facts), environment=S.environment(facts),
+        integrity=S.integrity(facts), artifacts=S.artifacts(facts), verdicts=_verdicts(facts, index),
         notes=_notes(facts),
         attest_command=(
             f"sitegen attest {facts.name} --kind reproduced "

@@ -1,0 +1,170 @@
+"""The reference sections of a record page: Identity, Correctness, Workload, Measurements,
+Protocol, Environment, Integrity and Artifacts, as label/value rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sitegen.site import labels as L
+from sitegen.site import units
+from sitegen.site.index import Index, RunFacts
+from sitegen.site.labels import Row
+
+NO_POLICY = "Marked passed by the source; the correctness policy was not published."
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    shape: str
+    seed: int
+    max_abs: str
+    max_rel: str
+    fully_written: str
+    passed: str
+
+
+@dataclass(frozen=True)
+class Correctness:
+    message: str | None
+    rows: list[Row]
+    cases: list[CaseRow]
+
+
+def identity(facts: RunFacts, index: Index) -> list[Row]:
+    impl = facts.implementation.model.spec
+    revision = impl.projectRevision.commit or impl.projectRevision.version or "unknown"
+    rows = [
+        Row("implementation", impl.name, L.implementation_path(facts.implementation.name)),
+        Row("project", impl.projectRevision.project, impl.projectRevision.repository),
+        Row("revision", revision, code=revision != "unknown"),
+        Row("workload", L.workload_label(facts.workload)),
+        Row("timed pass", facts.timed_pass),
+    ]
+    if facts.cohort:
+        rows.append(Row("comparison key", L.short_digest(facts.cohort), code=True))
+    native = facts.run.spec.sourceNative
+    if native is not None:
+        source = index.config.sources.get(native.source)
+        rows.append(Row("source", source.name if source else native.source, source.url if source else None))
+        rows.append(Row("external id", native.externalId, code=True))
+    rows.append(Row("run digest", facts.digest, code=True))
+    return rows
+
+
+def correctness(facts: RunFacts) -> Correctness:
+    result = facts.run.spec.correctness
+    if result is None:
+        if facts.run.spec.status == "passed":
+            return Correctness(NO_POLICY, [], [])
+        return Correctness("No correctness result was published with this run.", [], [])
+    rows = [Row("status", result.status), Row("comparator", result.comparator)]
+    if result.reference:
+        rows.append(Row("reference", result.reference))
+    if result.maxAbsError is not None:
+        rows.append(Row("max absolute error", f"{result.maxAbsError:.3g}"))
+    if result.maxRelError is not None:
+        rows.append(Row("max relative error", f"{result.maxRelError:.3g}"))
+    if result.notes:
+        rows.append(Row("notes", result.notes))
+    cases = [
+        CaseRow(
+            shape="[" + ", ".join(str(n) for n in case.shape) + "]", seed=case.seed,
+            max_abs=f"{case.maxAbsError:.3g}", max_rel=f"{case.maxRelError:.3g}",
+            fully_written="yes" if case.fullyWritten else "no", passed="passed" if case.passed else "failed",
+        )
+        for case in result.cases or []
+    ]
+    return Correctness(None, rows, cases)
+
+
+def workload(facts: RunFacts) -> list[Row]:
+    spec = facts.workload.model.spec
+    rows = [Row(key, L.scalar(value)) for key, value in spec.axes.items()]
+    for tensor in spec.tensors or []:
+        rows.append(Row(tensor.name, f"{tensor.dtype} [{', '.join(str(n) for n in tensor.shape)}]"))
+    for key, value in (spec.scalars or {}).items():
+        rows.append(Row(key, L.scalar(value)))
+    for key, value in (spec.config or {}).items():
+        rows.append(Row(f"config {key}", L.scalar(value)))
+    if spec.correctness is not None:
+        rows.append(Row("definition comparator", spec.correctness.comparator))
+        rows += [Row(f"tolerance {k}", v) for k, v in L.flatten(spec.correctness.model_dump(exclude_none=True).get("tolerance", {}))]
+    return rows
+
+
+def measurements(facts: RunFacts) -> list[Row]:
+    spec = facts.run.spec
+    seen: dict[tuple[str, str], Row] = {}
+    if spec.timing is not None:
+        for stat, value in spec.timing.latencyNs.model_dump().items():
+            if value is not None:
+                seen[("latency", stat)] = Row(f"latency · {stat}", units.show(value, "ns"))
+    for m in spec.measurements or []:
+        seen.setdefault((m.metric, m.statistic), Row(f"{m.metric} · {m.statistic}", units.show(m.value, m.unit)))
+    primary_key = (facts.metric, facts.statistic)
+    # The primary value first, then the rest in a stable order.
+    return sorted(seen.values(), key=lambda r: (r.label != f"{primary_key[0]} · {primary_key[1]}", r.label))
+
+
+def protocol(facts: RunFacts) -> list[Row]:
+    spec = facts.protocol.model.spec
+    harness = spec.harness.name + (f" {spec.harness.version}" if spec.harness.version else "")
+    rows = [
+        Row("harness", harness, spec.harness.repository),
+        Row("timer", spec.measurement.timer),
+        Row("primaryStatistic", spec.measurement.primaryStatistic),
+        Row("comparabilityFamily", spec.comparability.family),
+    ]
+    raw = facts.protocol.raw["spec"]
+    shown = {"harness.name", "harness.version", "harness.repository", "measurement.timer",
+             "measurement.primaryStatistic", "comparability.family"}
+    rows += [Row(key, value) for key, value in L.flatten(raw) if key not in shown]
+    return rows
+
+
+def environment(facts: RunFacts) -> list[Row]:
+    spec = facts.environment.model.spec
+    rows = [Row("gpu", facts.gpu)]
+    hardware = facts.environment.raw["spec"]["hardware"]
+    for key, value in L.flatten(hardware):
+        if key not in {"vendor", "product", "architecture"}:
+            text = units.byte_size(hardware[key]) if key == "memoryBytes" else value
+            rows.append(Row(key, text))
+    if spec.software.framework is not None:
+        rows.append(Row("framework", f"{spec.software.framework.name} {spec.software.framework.version}"))
+    for key, value in L.flatten(facts.environment.raw["spec"]["software"]):
+        if not key.startswith("framework."):
+            rows.append(Row(key, value))
+    rows += [Row(f"settings.{k}", v) for k, v in L.flatten(facts.environment.raw["spec"].get("settings") or {})]
+    evidence = facts.run.spec.evidence
+    if evidence and evidence.instance:
+        rows += [Row(f"instance.{k}", v) for k, v in L.flatten(evidence.instance.model_dump(exclude_none=True))]
+    return rows
+
+
+def integrity(facts: RunFacts) -> list[Row]:
+    evidence = facts.run.spec.evidence
+    if evidence is None:
+        return []
+    rows = [
+        Row(check.name, ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
+        for check in evidence.integrity or []
+    ]
+    if evidence.dryRun:
+        rows.append(Row("dry run", "yes: a CPU rehearsal, never Verified"))
+    for label, state in (("gpu before", evidence.gpuBefore), ("gpu after", evidence.gpuAfter)):
+        if state is not None:
+            rows.append(Row(label, ", ".join(f"{k} {v}" for k, v in L.flatten(state.model_dump(exclude_none=True)))))
+    rows += [Row(k, v) for k, v in L.flatten(evidence.details or {})]
+    if evidence.command:
+        rows.append(Row("command", evidence.command, code=True))
+    return rows
+
+
+def artifacts(facts: RunFacts) -> list[Row]:
+    evidence = facts.run.spec.evidence
+    rows = []
+    for artifact in (evidence.artifacts if evidence else None) or []:
+        detail = " · ".join(x for x in (artifact.mediaType, artifact.digest) if x)
+        rows.append(Row(artifact.name, detail or artifact.name, artifact.url))
+    return rows
