@@ -15,8 +15,11 @@ REPEATED_MAX_SPEEDUP = 1.10
 # this factor under the copy-bandwidth floor are physically implausible.
 ROOFLINE_SLACK = 1.15
 # Events bracket only the current stream; a synchronized host batch sees every stream.
-# Honest calls give event time ≈ host time per call (host adds launch overhead only).
+# Honest GPU-bound calls give event time ≈ host time per call. A CPU-bound call can legally
+# read lower on events: its host overhead overlaps the L2 flush queued ahead of the start
+# event, so the gap is at most the flush's duration (256 MiB zeroed: ~0.1 ms on an H200).
 HOST_MIN_RATIO = 0.5
+HOST_SLACK_NS = 200_000
 
 
 def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
@@ -54,10 +57,10 @@ def host_timed(median_ns: int, host_ns: list[int]) -> dict:
     if not host_ns:
         return {"name": "host_timed", "passed": False, "detail": "not checked"}
     host = min(host_ns)
-    ok = median_ns >= HOST_MIN_RATIO * host
+    ok = median_ns >= HOST_MIN_RATIO * host or host - median_ns <= HOST_SLACK_NS
     return {"name": "host_timed", "passed": ok, "detail": (
         f"event median {median_ns} ns vs synchronized host batch {host} ns per call "
-        f"(refused below {HOST_MIN_RATIO} of it: work the events did not see)")}
+        f"(refused below {HOST_MIN_RATIO} of it and {HOST_SLACK_NS} ns short: work the events did not see)")}
 
 
 def throttle(states: list[dict | None]) -> dict:
