@@ -140,7 +140,7 @@ def home_page(index: Index) -> HomePage:
         path="index.html", title=index.config.site.title, run_count=len(index.runs),
         document_count=len(index.registry.records),
         operations=[CountRow(Link(L.operation_title(op), L.operation_path(op.name)), len(index.runs_of_operation.get(op.name, [])))
-                    for op in index.operations],
+                    for op in sorted(index.operations, key=lambda op: (L.operation_title(op).lower(), op.name))],
         sources=source_rows,
         gpus=[CountRow(Link(index.gpu_names[s], L.gpu_path(s)), len(index.runs_of_gpu[s])) for s in sorted(index.runs_of_gpu)],
         implementations=[
