@@ -94,7 +94,7 @@ def verify(paths: tuple[Path, ...], as_json: bool) -> None:
     problems: list[Problem] = []
     for root in list(paths) or [Path("records")]:
         try:
-            total += len(open_registry(root).records)
+            total += len(open_registry(root, require_lock=True).records)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from sitegen.digest import document_digest
 from sitegen.migrate import migrate
 from sitegen.model import BUNDLE_KINDS, KINDS, Document
+from sitegen.model.common import PATTERN_HELP
 from sitegen.problems import InputError, Problem, json_path
 from sitegen.strictjson import read_file
 
@@ -51,6 +52,8 @@ def _problems(exc: ValidationError, file: str, prefix: tuple[str, ...]) -> list[
     for error in exc.errors(include_url=False):
         loc = error["loc"]
         message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
+        if error["type"] == "string_pattern_mismatch":
+            message = PATTERN_HELP.get(error["ctx"]["pattern"], message)
         # pydantic locates a bad dict key as (..., key, "[key]"); the key itself is the path.
         if loc[-1:] == ("[key]",):
             loc, message = loc[:-1], f"invalid key: {message}"

@@ -121,8 +121,12 @@ def check_lock(registry: Registry, root: Path) -> list[Problem]:
     return problems
 
 
-def open_registry(root: Path, *, check_lock_file: bool = True) -> Registry:
-    """Load, validate and cross-check a registry folder; raise InputError with everything wrong."""
+def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False) -> Registry:
+    """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
+
+    ``require_lock`` makes a folder without digests.lock an error: verify promises that
+    an edit to any spec is caught, which only a recorded digest can show.
+    """
     records, problems = load_paths([root])
     registry, more = index(records)
     problems += more
@@ -130,6 +134,8 @@ def open_registry(root: Path, *, check_lock_file: bool = True) -> Registry:
         problems += check_references(registry)
         if check_lock_file:
             problems += check_lock(registry, root)
+        if not problems and require_lock and root.is_dir() and not (root / LOCK_NAME).exists():
+            problems.append(Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock`"))
     if problems:
         raise InputError(problems)
     registry.records.sort(key=lambda r: (r.kind, r.name))

@@ -115,3 +115,19 @@ class Metadata(Strict):
     """People or organisations responsible for the document."""
     sourceRefs: list[SourceRef] | None = None
     """Sources the document was taken from."""
+
+
+# What each pattern above means, for error messages a person can act on.
+PATTERN_HELP = {
+    r"^sha256:[0-9a-f]{64}$": "must be a digest: 'sha256:' and 64 lowercase hex digits",
+    r"^[a-z0-9](?:[a-z0-9._-]{0,198}[a-z0-9])?$": (
+        "names become file and URL paths: lowercase letters, digits, '.', '_' and '-', "
+        "starting and ending with a letter or digit, at most 200 characters"
+    ),
+    r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$": "label keys are letters, digits, '.', '_', '/' and '-', at most 63 characters",
+    r"^https?://[^\s<>\"]+$": "must be an http:// or https:// URL",
+    r"^[0-9a-f]{7,64}$": "must be a commit hash: 7 to 64 lowercase hex digits",
+    r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$": "keys are letters, digits, '_', '.' and '-', starting with a letter or '_', at most 64 characters",
+    r"^[a-z][a-z0-9_]{1,15}$": "dtypes are short lowercase names such as fp32, bf16, fp16",
+    r"^(median|mean|min|max|stdev|p[0-9]{1,2})$": "statistic must be median, mean, min, max, stdev or a percentile like p20",
+}
