@@ -119,7 +119,7 @@ def digest(files: tuple[Path, ...], as_json: bool) -> None:
         raise InputError(problems)
     if as_json:
         rows = [{"digest": r.digest, "kind": r.kind, "name": r.name, "file": r.file, "pointer": r.pointer} for r in records]
-        click.echo(json.dumps(rows, indent=2))
+        report([], as_json=True, extra={"documents": rows})
         return
     for record in records:
         click.echo(f"{record.digest}  {record.kind}  {record.name}")

@@ -79,7 +79,9 @@ def test_verify_json_shape(tmp_path):
 def test_digest_json_shape():
     result = cli("digest", "--json", SEED, VALID / "Attestation.json")
     assert result.exit_code == 0
-    rows = json.loads(result.stdout)
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is True and payload["problems"] == []
+    rows = payload["documents"]
     assert [set(r) for r in rows] == [{"digest", "kind", "name", "file", "pointer"}] * 4
     assert [r["pointer"] for r in rows][-1] == "$"
 

@@ -31,7 +31,7 @@ def test_the_valid_folder_passes_as_a_whole():
 def test_seed_digests_match_the_references_of_its_run():
     result = cli("digest", "--json", SEED)
     assert result.exit_code == 0, result.stderr
-    rows = {row["kind"]: row for row in json.loads(result.stdout)}
+    rows = {row["kind"]: row for row in json.loads(result.stdout)["documents"]}
     spec = json.loads(SEED.read_text(encoding="utf-8"))["run"]["spec"]
     assert rows["BenchmarkProtocol"]["digest"] == spec["protocolDigest"]
     assert rows["ExecutionEnvironment"]["digest"] == spec["environmentDigest"]
