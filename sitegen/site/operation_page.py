@@ -111,7 +111,12 @@ def _cohort_view(key: str, members: list[RunFacts]) -> CohortView:
 
 
 def _sweeps(runs: list[RunFacts]) -> list[SweepTable]:
-    """For each axis that varies across the operation's workloads, primary values along it."""
+    """For each axis that varies across the operation's workloads, primary values along it.
+
+    A row is one implementation on one GPU, pass, dtype and value of the other axes; rows
+    with a single value show no trend and are left out, and so are columns left empty.
+    Rows of one GPU, pass and fixed axes sit together, so implementations compare at a glance.
+    """
     values: dict[str, set] = {}
     for f in runs:
         for key, value in f.workload.model.spec.axes.items():
@@ -125,21 +130,23 @@ def _sweeps(runs: list[RunFacts]) -> list[SweepTable]:
             if f.rank is None or axis not in f.workload.model.spec.axes:
                 continue
             fixed = " · ".join(f"{k} = {L.scalar(v)}" for k, v in f.workload.model.spec.axes.items() if k != axis)
-            key = (L.implementation_label(f.implementation), f.gpu, f.timed_pass, L.dtype_label(f.workload) or "—",
-                   fixed, f"{f.metric} ({f.statistic})")
+            key = (f"{f.metric} ({f.statistic})", f.gpu, f.timed_pass, L.dtype_label(f.workload) or "—", fixed,
+                   L.implementation_label(f.implementation))
             cells = rows.setdefault(key, {})
             column = position[f.workload.model.spec.axes[axis]]
             # Several runs in one cell (reruns, revisions): show the newest.
             if column not in cells or (f.run.spec.observedAt, f.name) > (cells[column].run.spec.observedAt, cells[column].name):
                 cells[column] = f
-        for metric in sorted({key[5] for key in rows}):
-            selected = sorted(key for key in rows if key[5] == metric)
+        rows = {key: cells for key, cells in rows.items() if len(cells) > 1}
+        for metric in sorted({key[0] for key in rows}):
+            selected = sorted(key for key in rows if key[0] == metric)
+            used = sorted({i for key in selected for i in rows[key]})
             tables.append(SweepTable(
-                axis=axis, caption=f"{metric} across {axis}", columns=[L.scalar(c) for c in columns],
+                axis=axis, caption=f"{metric} across {axis}", columns=[L.scalar(columns[i]) for i in used],
                 rows=[
-                    SweepRow(*key[:5], cells=[
+                    SweepRow(implementation=key[5], gpu=key[1], timed_pass=key[2], dtype=key[3], fixed=key[4], cells=[
                         Link(value_text(rows[key][i]), L.run_path(rows[key][i].name)) if i in rows[key] else None
-                        for i in range(len(columns))
+                        for i in used
                     ])
                     for key in selected
                 ],
