@@ -1,0 +1,29 @@
+"""Displayed numbers stay within rounding of the recorded ones."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitegen.site import units
+
+SCALE = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+@given(st.integers(min_value=1, max_value=10**12))
+def test_durations_read_back_within_half_a_percent(ns):
+    number, unit = units.duration_ns(ns)
+    shown = float(number.replace(",", "")) * SCALE[unit]
+    assert abs(shown - ns) / ns <= 0.005 + 1e-12
+    assert 1 <= float(number.replace(",", "")) or unit == "ns"
+
+
+def test_seed_values():
+    assert units.show(9110560, "ns") == "9.11 ms"
+    assert units.show(4971584, "ns") == "4.97 ms"
+    assert units.show(768.0029296875, "MB") == "768 MB"
+    assert units.show(40960.05, "MB") == "40,960 MB"
+    assert units.spread(9080000, 9150000, "ns") == "9.08–9.15 ms"
+    assert units.ratio(9.11, 4.97) == "1.83×"
+    assert units.percent(0.05) == "5%" and units.percent(-0.0123) == "1.2%"
+    assert units.raw_number(9.110560417175293) == "9.11056"
