@@ -94,6 +94,7 @@ class RecordPage:
     issue_url: str
     published: str
     source: Link | None
+    source_citation: str | None
     license: str
     all_results: Link
 
@@ -239,6 +240,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         permalink=permalink, digest=facts.digest, issue_url=f"{tracker}/new?{issue}",
         published=source.published if source else facts.observed,
         source=Link(source.name, source.url or "") if source else None,
+        source_citation=source.citation if source else None,
         license=source.license if source else site.license,
         all_results=Link(f"All results for {operation} →", L.operation_path(facts.operation.name)),
     )

@@ -98,6 +98,7 @@ def test_citation_forms(record):
     citation = record.tree.find(".//*[@id='citation-text']")
     cited = "".join(citation.itertext())
     assert permalink in cited and "Accessed [access date]." in cited and "(sha256:" in cited
+    assert "Please also cite the original source: LinkedIn, Liger-Kernel benchmark data" in text
     assert "@misc{sitegen-" in text and "howpublished = {\\url{" + permalink + "}}" in text
     csl = json.loads("".join(record.find_all("details")[2].find(".//{http://www.w3.org/1999/xhtml}code").itertext()))
     assert csl[0]["URL"] == permalink and csl[0]["issued"] == {"date-parts": [[2026, 5, 27]]}
