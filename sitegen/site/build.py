@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sitegen.config import load_config
+from sitegen.problems import InputError, Problem
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
@@ -71,6 +72,10 @@ def catalog(index: Index) -> dict:
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``."""
+    resolved_out, resolved_records = out.resolve(), records.resolve()
+    if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
+        # The site's JSON twins would be read back as records on the next build.
+        raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     check_output(out)
     registry = open_registry(records)
     config = load_config(records)

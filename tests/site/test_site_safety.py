@@ -102,3 +102,16 @@ def test_a_render_failure_midway_leaves_the_previous_site_and_no_temporary_folde
         build_site(registry_copy, out)
     assert _snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+
+
+@pytest.mark.parametrize("inside", ["site", "."])
+def test_refuses_an_output_inside_the_registry(registry_copy, inside):
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, registry_copy / inside)
+    assert "outside the registry folder" in caught.value.problems[0].message
+    assert not (registry_copy / "site").exists()
+
+
+def test_refuses_an_output_that_contains_the_registry(registry_copy):
+    with pytest.raises(InputError):
+        build_site(registry_copy, registry_copy.parent)
