@@ -66,6 +66,15 @@ def value_text(facts: RunFacts) -> str:
     return units.show(facts.value, facts.unit) if facts.value is not None else "—"
 
 
+def implementation_title(record, index: Index) -> str:
+    """``Liger · Jensen-Shannon divergence loss · 0.8.0``: implementations are per operation."""
+    spec = record.model.spec
+    operation = index.registry.by_digest.get(spec.operation.specDigest)
+    revision = spec.projectRevision.version or (spec.projectRevision.commit or "")[:12]
+    parts = [spec.name, L.operation_title(operation) if operation else None, revision or None]
+    return " · ".join(p for p in parts if p)
+
+
 def run_row(facts: RunFacts) -> RunRow:
     return RunRow(
         run=Link(f"{L.implementation_label(facts.implementation)} · run {L.run_short_id(facts.digest)}", L.run_path(facts.name)),
@@ -98,10 +107,11 @@ def implementation_pages(index: Index) -> list[ListPage]:
         if spec.licensing:
             facts.append(Row("license", spec.licensing.license))
         facts.append(Row("digest", record.digest, code=True))
-        label = f"{spec.name} · {revision.version or revision.commit or record.name}"
+        label = implementation_title(record, index)
         path = L.implementation_path(record.name)
         pages.append(ListPage(path, label, label, facts, [], by_newest(runs)))
         items.append(CountRow(Link(label, path), len(runs), revision.project))
+    items.sort(key=lambda item: (item.item.text.lower(), item.item.href))
     index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], items, [])
     return [index_page, *pages]
 
@@ -143,11 +153,10 @@ def home_page(index: Index) -> HomePage:
                     for op in sorted(index.operations, key=lambda op: (L.operation_title(op).lower(), op.name))],
         sources=source_rows,
         gpus=[CountRow(Link(index.gpu_names[s], L.gpu_path(s)), len(index.runs_of_gpu[s])) for s in sorted(index.runs_of_gpu)],
-        implementations=[
-            CountRow(Link(f"{r.model.spec.name} · {r.model.spec.projectRevision.version or r.model.spec.projectRevision.commit or r.name}",
-                          L.implementation_path(r.name)), impl_counts.get(r.name, 0))
-            for r in sorted(index.registry.of_kind("ImplementationRevision"), key=lambda r: r.name)
-        ],
+        implementations=sorted((
+            CountRow(Link(implementation_title(r, index), L.implementation_path(r.name)), impl_counts.get(r.name, 0))
+            for r in index.registry.of_kind("ImplementationRevision")
+        ), key=lambda item: (item.item.text.lower(), item.item.href)),
         levels=[CountRow(Link(f"{level} evidence", ""), levels.get(level, 0)) for level in LEVELS],
         newest=by_newest(index.runs)[:NEWEST],
     )
