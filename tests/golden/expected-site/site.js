@@ -10,9 +10,23 @@
       el.textContent = el.textContent.split("[access date]").join(iso);
     });
   };
+  // The Clipboard API needs a secure context (https or localhost); elsewhere select and copy.
+  var copy = function (target, text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text);
+    }
+    return new Promise(function (resolve, reject) {
+      var range = document.createRange();
+      range.selectNodeContents(target);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      (document.execCommand && document.execCommand("copy")) ? resolve() : reject();
+    });
+  };
   document.querySelectorAll("[data-copy-target]").forEach(function (slot) {
     var target = document.getElementById(slot.getAttribute("data-copy-target"));
-    if (!target || !navigator.clipboard) { return; }
+    if (!target) { return; }
     var button = document.createElement("button");
     button.type = "button";
     button.textContent = "Copy citation";
@@ -21,7 +35,7 @@
     status.className = "muted";
     button.addEventListener("click", function () {
       fill();
-      navigator.clipboard.writeText(target.textContent.trim()).then(function () {
+      copy(target, target.textContent.trim()).then(function () {
         status.textContent = " Copied.";
       }, function () {
         status.textContent = " Copy failed; select the text instead.";
