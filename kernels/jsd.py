@@ -220,28 +220,29 @@ def _jsd_kernel(
 
 
 @triton.jit
-def _scale_kernel(DX, G, OUT, numel, BLOCK: tl.constexpr):
-    # grad_input = grad_output * dX. grad_output is read on the device (no host sync); a plain
+def _scale_kernel(DX, G, numel, BLOCK: tl.constexpr):
+    # dX *= grad_output, in place: each element is read and written by the same thread, so no
+    # second (BT, V) buffer exists. grad_output is read on the device (no host sync); a plain
     # torch mul by a 0-d CUDA tensor takes the broadcast path and reached only ~70% of copy speed.
     pid = tl.program_id(0).to(tl.int64)
     o = pid * BLOCK + tl.arange(0, BLOCK)
     g = tl.load(G).to(tl.float32)
     if pid * BLOCK + BLOCK <= numel:
         d = tl.load(DX + o)
-        tl.store(OUT + o, (d.to(tl.float32) * g).to(OUT.dtype.element_ty))
+        tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty))
     else:
         mask = o < numel
         d = tl.load(DX + o, mask=mask)
-        tl.store(OUT + o, (d.to(tl.float32) * g).to(OUT.dtype.element_ty), mask=mask)
+        tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty), mask=mask)
 
 
-def _scale(dx, grad_output):
-    out = torch.empty_like(dx)
+def _scale_(dx, grad_output):
+    """dx *= grad_output in place; returns dx."""
     numel = dx.numel()
     if numel:
         block = 8192
-        _scale_kernel[(triton.cdiv(numel, block),)](dx, grad_output.reshape(()), out, numel, BLOCK=block, num_warps=8)
-    return out
+        _scale_kernel[(triton.cdiv(numel, block),)](dx, grad_output.reshape(()), numel, BLOCK=block, num_warps=8)
+    return dx
 
 
 def _config(V: int, elem_bytes: int, device: torch.device):
@@ -314,18 +315,33 @@ def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_g
 
 
 class JSDFunction(torch.autograd.Function):
+    """Forward writes dX; backward scales that same buffer in place and returns it.
+
+    Peak extra memory is therefore dX plus O(BT) (as in Liger). The price: a graph's backward can
+    run once. A second backward through a retained graph (retain_graph=True) raises RuntimeError
+    rather than return a gradient scaled twice; run the forward again instead.
+    """
+
     @staticmethod
     def forward(ctx, x, y, shift_labels=None, beta=0.5, ignore_index=-100):
         loss, dx = jsd_forward(x, y, shift_labels, beta=beta, ignore_index=ignore_index, store_grad=True)
-        ctx.save_for_backward(dx)
+        # An attribute, not save_for_backward: backward must drop the ctx's reference so that the
+        # returned gradient is the only one left (AccumulateGrad then keeps it without a copy).
+        ctx.dx = dx
         return loss
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
-        (dx,) = ctx.saved_tensors
-        # Out of place so that retain_graph=True and a second backward stay correct; no
-        # comparison with 1.0 (that would be a host sync).
-        return _scale(dx, grad_output), None, None, None, None
+        dx = ctx.dx
+        if dx is None:
+            raise RuntimeError(
+                "JSD backward ran twice through one graph: the first backward scaled the saved gradient "
+                "in place and handed it out, so retain_graph=True cannot replay it; run the forward again"
+            )
+        ctx.dx = None
+        # No comparison of grad_output with 1.0: that would be a host sync.
+        return _scale_(dx, grad_output), None, None, None, None
 
 
 def jsd_loss(student_logprobs, teacher_logprobs, shift_labels=None, *, beta=0.5, ignore_index=-100):

@@ -117,6 +117,23 @@ def test_no_host_sync(beta):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_backward_allocates_no_second_gradient(dtype):
+    """Peak extra memory of backward stays O(BT): dX is scaled in place and becomes x.grad."""
+    x, y, g = pair(1024, 128256, dtype, 9)
+    x.requires_grad_()
+    loss = jsd_loss(x, y, labels_for("some", 1024, "cuda", g))
+    upstream = torch.full((), 0.5, dtype=dtype, device="cuda")
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    loss.backward(upstream)
+    torch.cuda.synchronize()
+    extra = torch.cuda.max_memory_allocated() - base
+    assert x.grad is not None and x.grad.shape == x.shape
+    assert extra < x.numel() * x.element_size() // 4, f"backward allocated {extra} bytes"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("beta", BETAS)
 @pytest.mark.parametrize("labels", ["none", "some", "all"])
 def test_drop_in_for_liger(beta, dtype, labels):

@@ -97,13 +97,33 @@ def test_forward_only_path(beta):
     assert loss2.grad_fn is None and torch.equal(loss, loss2)
 
 
-def test_retain_graph_second_backward_is_the_same():
+def test_backward_scales_the_saved_gradient_in_place():
+    """Backward allocates no second (BT, V) tensor: the returned gradient is forward's dX buffer."""
+    g = gen(19)
+    x = logprobs(3, 100, torch.float32, DEVICE, gen=g).requires_grad_()
+    y = logprobs(3, 100, torch.float32, DEVICE, gen=g)
+    loss = jsd_loss(x, y)
+    saved = loss.grad_fn.dx
+    assert saved.shape == x.shape
+    ptr = saved.data_ptr()
+    del saved
+    (grad,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE))
+    assert grad.data_ptr() == ptr
+    assert loss.grad_fn.dx is None  # released: the caller holds the only reference
+
+
+def test_second_backward_through_a_retained_graph_raises():
     g = gen(19)
     x = logprobs(3, 100, torch.float32, DEVICE, gen=g).requires_grad_()
     y = logprobs(3, 100, torch.float32, DEVICE, gen=g)
     loss = jsd_loss(x, y)
     (g1,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE), retain_graph=True)
-    (g2,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE))
+    kept = g1.clone()
+    with pytest.raises(RuntimeError, match="twice"):
+        torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE))
+    assert torch.equal(g1, kept)  # the first gradient is left as it was
+    # A fresh forward gives the same gradient again.
+    (g2,) = torch.autograd.grad(jsd_loss(x, y), x, grad_outputs=torch.tensor(3.0, device=DEVICE))
     assert torch.equal(g1, g2)
 
 
