@@ -103,8 +103,8 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
     if like_id:
         like_plan = like_mod.plan(scan(records), like_id, str(records))
         loads, passes, impls = [like_plan.workload], (like_plan.timed_pass,), (like_plan.impl,)
-        if like_plan.mode == "do_bench":
-            processes = 1  # Liger's harness measures in one process
+        # As many processes as the record's protocol says (Liger's harness: one).
+        processes = like_plan.protocol["spec"]["measurement"].get("processes") or 1
     else:
         loads = C.workloads(tokens or (C.INTERPRET_TOKENS if interpret else C.DEFAULT_TOKENS),
                             vocab or (C.INTERPRET_VOCAB if interpret else C.DEFAULT_VOCAB),

@@ -64,8 +64,13 @@ def availability(impl: str) -> Available:
     return Available(False, None, f"unknown implementation {impl!r}")
 
 
-def build(impl: str, beta: float = BETA) -> Callable:
-    """A fresh module for the implementation."""
+def build(impl: str, beta: float = BETA, *, dynamic: bool = False) -> Callable:
+    """A fresh module for the implementation.
+
+    torch.compile is timed with static shapes (one graph per timed shape, the fastest code
+    it makes); the correctness gate, which sees several shapes and never times, asks for
+    dynamic=True to compile once per dtype.
+    """
     if impl == "sitegen":
         from sitegen.kernels.jsd import JSD
         return JSD(beta=beta)
@@ -75,7 +80,5 @@ def build(impl: str, beta: float = BETA) -> Callable:
     if impl == "torch":
         return TorchReference(beta)
     if impl == "torch-compile":
-        # Default shape handling: the first shape compiles static, a second marks the
-        # token axis dynamic, so a sweep compiles each graph about twice, not per shape.
-        return torch.compile(TorchReference(beta))
+        return torch.compile(TorchReference(beta), dynamic=dynamic)
     raise ValueError(f"unknown implementation {impl!r}")

@@ -116,7 +116,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "Timed: one call of the implementation's pass on (tokens, vocab) log-probabilities "
         "(log_softmax of standard-normal logits, beta 0.5, no labels): forward = the module call with "
         "the student requiring grad; backward = loss.backward(retain_graph=True) on a prebuilt graph; "
-        "full = forward then backward. Each sample is one call between CUDA events, the L2 cache "
+        "full = forward then backward; torch.compile is compiled for each timed shape (dynamic=False). Each sample is one call between CUDA events, the L2 cache "
         f"zeroed ({timing.FLUSH_BYTES >> 20} MiB) before it, inputs rotated over a pool of 2-3 fresh "
         f"random sets. The measurement is repeated in {processes} separate processes, each taking at "
         f"least {min_samples} samples and {math.ceil(per_process_ms(min_ms, processes))} ms of GPU time "

@@ -118,8 +118,8 @@ def run(opts: Options) -> dict[str, Any]:
     tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
     commit, version = revision.commit(), revision.version()
     repo = revision.repository_url(opts.records)
-    if opts.like and opts.like.mode == "do_bench":
-        proto = opts.like.protocol
+    if opts.like:
+        proto = opts.like.protocol  # a rerun is measured under the record's own protocol
     else:
         proto = protocol.protocol_document(version=version, commit=commit, repository=repo,
                                            interpret=opts.interpret, processes=opts.processes)
