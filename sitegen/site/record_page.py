@@ -15,9 +15,6 @@ from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
 from sitegen.site.notes import render_markdown
 
-ATTESTATION_STATEMENT = (
-    "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does."
-)
 STATUS_SYMBOL = {"passed": "●", "failed": "✕", "errored": "!", "retracted": "⊘"}
 
 
@@ -99,13 +96,11 @@ class RecordPage:
     all_results: Link
 
 
-def bundle(facts: RunFacts) -> dict:
-    """The canonical manifest: the three documents as published."""
-    return {"run": facts.record.raw, "protocol": facts.protocol.raw, "environment": facts.environment.raw}
-
-
 def manifest_text(facts: RunFacts, index: Index) -> str:
-    """``json.dumps(bundle(facts), indent=2)``, composed from per-document parts.
+    """The canonical manifest {"run", "protocol", "environment"}, each document as published.
+
+    Byte for byte ``json.dumps(manifest, indent=2, ensure_ascii=False)``, composed from
+    per-document parts.
 
     Protocols and environments are shared by many runs, so their text is made once; a
     member nested one level deep is its own dump with every line indented two more spaces

@@ -151,3 +151,18 @@ def test_controlled_rerun_page(site):
     assert "[3, 1000]" in text  # a checked correctness case
     dry = parse(site, "runs/sitegen-h200-tokens2048-dry-2026-08-19/index.html").text()
     assert "Not eligible to rank: dry run" in dry and "Reproducible evidence" in dry
+
+
+def test_json_twin_is_the_canonical_manifest_pretty_printed(site):
+    from conftest import FIXTURE
+
+    def read(relative):
+        return json.loads((FIXTURE / relative).read_text())
+
+    bundle = {
+        "run": read(f"runs/{SEED_RUN}.json"),
+        "protocol": read("protocols/liger-bench-do-bench-forward.json"),
+        "environment": read("environments/liger-bench-nvidia-b200.json"),
+    }
+    expected = json.dumps(bundle, indent=2, ensure_ascii=False) + "\n"
+    assert (site / "runs" / SEED_RUN / "index.json").read_text() == expected
