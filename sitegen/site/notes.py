@@ -16,8 +16,8 @@ from pathlib import Path
 from sitegen.problems import InputError, Problem
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li",
-    "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "h4",
+    "table", "thead", "tbody", "tr", "th", "td",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"scope"}, "ol": {"start"}}
 ATTEST_KINDS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
@@ -29,9 +29,10 @@ def render_markdown(text: str) -> str:
     import nh3
     from markdown_it import MarkdownIt
 
-    # Note headings start at h3: the note sits under the page's h2 "Replications and notes".
+    # Every heading of a note becomes h4: the note's own title is an h3 under the page's
+    # h2 "Replications and notes", and heading levels must not skip.
     html = MarkdownIt("commonmark", {"html": True}).render(text)
-    html = re.sub(r"<(/?)h[12]\b", r"<\1h3", html)
+    html = re.sub(r"<(/?)h[1-6]\b", r"<\1h4", html)
     return nh3.clean(
         html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https"},
         link_rel="nofollow noopener noreferrer",

@@ -14,10 +14,10 @@ from sitegen.site.notes import render_markdown
 
 
 def test_markdown_keeps_safe_formatting():
-    html = render_markdown("# Title\n\n**bold** and [a link](https://example.org/x)\n\n- one\n")
+    html = render_markdown("# Title\n\n**bold** and [a link](https://example.org/x)\n\n- one\n\n###### Deep\n")
     assert "<strong>bold</strong>" in html
     assert '<a href="https://example.org/x" rel="nofollow noopener noreferrer">a link</a>' in html
-    assert "<h3>Title</h3>" in html and "<li>one</li>" in html
+    assert "<h4>Title</h4>" in html and "<h4>Deep</h4>" in html and "<li>one</li>" in html
 
 
 def test_javascript_links_and_scripts_are_stripped():
