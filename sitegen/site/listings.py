@@ -98,8 +98,8 @@ def implementation_pages(index: Index) -> list[ListPage]:
         revision = spec.projectRevision
         runs = index.runs_of_implementation.get(record.name, [])
         facts = [Row("project", revision.project, revision.repository),
-                 Row("revision", revision.commit or revision.version or "unknown", code=bool(revision.commit))]
-        if revision.version and revision.commit:
+                 Row("revision", revision.commit or "unknown", code=bool(revision.commit))]
+        if revision.version:
             facts.append(Row("version", revision.version))
         if spec.callable:
             facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
