@@ -30,45 +30,51 @@ def pool_size(rows: int, vocab: int, dtype: str) -> int:
 
 
 class PassRunner:
-    """Calls one implementation's pass on input set i; reset(i) runs outside the timed region."""
+    """Calls one implementation's pass on input set i; reset(i) runs outside the timed region.
+
+    Backward is timed on a graph built by reset() just before the call (untimed), so an
+    implementation may consume what its forward saved, as a training step lets it. With
+    ``liger_script`` the passes are those of Liger-Kernel's benchmark script instead: the
+    student is log_softmax of a leaf, and backward replays one graph per input set with
+    retain_graph=True (full, too, keeps the graph).
+    """
 
     def __init__(self, module, rows: int, vocab: int, dtype: str, device: str, timed_pass: str,
-                 seed: int, pool: int | None = None, through_log_softmax: bool = False):
+                 seed: int, pool: int | None = None, liger_script: bool = False):
         self.module = module
         self.timed_pass = timed_pass
+        self.liger_script = liger_script
         n = pool or pool_size(rows, vocab, dtype)
-        if through_log_softmax:
-            # Liger's benchmark script: the student is log_softmax of a leaf, so its backward
-            # (and full) pass includes log_softmax's backward too.
-            self.leaves = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
-            self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves]
-        else:
-            self.xs = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
-            self.leaves = self.xs
+        self.leaves = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
+        self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves] if liger_script else self.leaves
         self.ys = [logprobs(rows, vocab, dtype, device, seed + 2 * k + 1) for k in range(n)]
-        self.losses = None
-        if timed_pass == "backward":
-            # Backward alone: the graph is built once per set and replayed with
-            # retain_graph, as Liger's benchmark does.
+        self.losses: list = [None] * n
+        if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
 
     def __len__(self) -> int:
         return len(self.xs)
 
     def reset(self, i: int) -> None:
-        self.leaves[i % len(self.leaves)].grad = None
+        k = i % len(self.leaves)
+        self.leaves[k].grad = None
+        if self.timed_pass == "backward" and not self.liger_script:
+            self.losses[k] = self.module(self.xs[k], self.ys[k])
 
     def __call__(self, i: int):
         k = i % len(self.xs)
         if self.timed_pass == "forward":
             return self.module(self.xs[k], self.ys[k])
         if self.timed_pass == "backward":
-            self.losses[k].backward(retain_graph=True)
+            loss = self.losses[k]
+            if not self.liger_script:
+                self.losses[k] = None
+            loss.backward(retain_graph=self.liger_script)
             return None
         loss = self.module(self.xs[k], self.ys[k])
-        loss.backward()
+        loss.backward(retain_graph=self.liger_script)
         return loss
 
     def release(self) -> None:
-        self.losses = None
+        self.losses = []
         self.xs = self.ys = self.leaves = []

@@ -115,7 +115,8 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
     return head + (
         "Timed: one call of the implementation's pass on (tokens, vocab) log-probabilities "
         "(log_softmax of standard-normal logits, beta 0.5, no labels): forward = the module call with "
-        "the student requiring grad; backward = loss.backward(retain_graph=True) on a prebuilt graph; "
+        "the student requiring grad; backward = loss.backward() on a graph the forward built just before, "
+        "outside the timed region (an implementation may consume what its forward saved); "
         "full = forward then backward; torch.compile is compiled for each timed shape (dynamic=False). Each sample is one call between CUDA events, the L2 cache "
         f"zeroed ({timing.FLUSH_BYTES >> 20} MiB) before it, inputs rotated over a pool of 2-3 fresh "
         f"random sets. The measurement is repeated in {processes} separate processes, each taking at "
@@ -126,6 +127,6 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         f"(seeds {SEEDS[1]}, {SEEDS[2]}) and an odd shape [max(3, tokens/4) | 1, odd vocab] (seed {SEEDS[3]}); "
         "one that fails is recorded as failed with its error and never timed. A time is refused below the "
         "bytes-moved floor at the copy bandwidth measured in the run, or when the event time is under "
-        "half of, and over 0.2 ms short of, a synchronized host-timed batch's time per call; a repeated-input speed-up over 10% or GPU throttling is "
+        "half of, and over 0.2 ms short of, the median of individually synchronized host-timed calls; a repeated-input speed-up over 10% or GPU throttling is "
         "flagged. Comparable with runs of this family on the same GPU product and workload."
     )

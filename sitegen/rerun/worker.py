@@ -99,7 +99,7 @@ def run(plan: dict) -> dict:
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
                                 seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
-                                through_log_softmax=plan["mode"] == "do_bench")
+                                liger_script=plan["mode"] == "do_bench")
             if plan["mode"] == "do_bench":
                 out = timing.do_bench_samples(clock, runner)
             else:

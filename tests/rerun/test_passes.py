@@ -1,0 +1,54 @@
+"""The timed passes: backward on a fresh graph (so a forward's saved state may be consumed),
+and Liger's script (one graph replayed with retain_graph)."""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="rerun measures with torch")
+pytest.importorskip("triton", reason="the bundled kernel needs triton")
+
+from sitegen.rerun.gate import reference  # noqa: E402
+from sitegen.rerun.implementations import TorchReference  # noqa: E402
+from sitegen.rerun.passes import PassRunner, logprobs  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+if DEVICE == "cpu":
+    pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
+
+
+def run_calls(runner, n):
+    for i in range(n):
+        runner.reset(i)
+        runner(i)
+
+
+@pytest.mark.parametrize("impl", ["sitegen", "torch"])
+def test_backward_runs_again_and_again_on_fresh_graphs(impl):
+    from sitegen.kernels.jsd import JSD
+
+    module = JSD() if impl == "sitegen" else TorchReference()
+    runner = PassRunner(module, 4, 64, "fp32", DEVICE, "backward", seed=5, pool=2)
+    run_calls(runner, 5)  # the bundled kernel's backward consumes its saved gradient: no replay
+    k = 4 % 2
+    _, want = reference(runner.xs[k].detach(), runner.ys[k])
+    assert torch.allclose(runner.leaves[k].grad.double(), want, rtol=1e-4, atol=1e-9)
+
+
+def test_forward_and_full_leave_no_graph_behind():
+    runner = PassRunner(TorchReference(), 4, 64, "fp32", DEVICE, "full", seed=1, pool=3)
+    run_calls(runner, 4)
+    assert all(loss is None for loss in runner.losses)
+    assert runner.leaves[0].grad is not None
+
+
+def test_liger_script_replays_one_graph_per_set():
+    runner = PassRunner(TorchReference(), 4, 64, "fp32", DEVICE, "backward", seed=2, pool=1, liger_script=True)
+    run_calls(runner, 3)  # retain_graph: the same graph three times
+    assert runner.leaves[0].grad is not None and runner.xs[0] is not runner.leaves[0]
+    full = PassRunner(TorchReference(), 4, 64, "fp32", DEVICE, "full", seed=2, pool=1, liger_script=True)
+    run_calls(full, 3)  # log_softmax's graph survives repeated full passes
+
+
+def test_inputs_are_log_probabilities_never_zeros():
+    x = logprobs(3, 50, "bf16", DEVICE, seed=9)
+    assert x.dtype == torch.bfloat16 and (x < 0).all()
+    assert torch.allclose(x.float().exp().sum(-1), torch.ones(3, device=DEVICE), atol=2e-2)
