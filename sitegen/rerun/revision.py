@@ -16,6 +16,7 @@ CHECKOUT = PACKAGE_ROOT.parent
 # Files whose bytes a rerun depends on: a commit is claimed only if none differ from it.
 RUN_PATHS = ("kernels", "sitegen/rerun")
 COMMIT_ENV = "SITEGEN_COMMIT"
+KERNEL_COMMIT_ENV = "SITEGEN_KERNEL_COMMIT"
 
 
 def source_digest(module_file: str | Path) -> str:
@@ -23,24 +24,39 @@ def source_digest(module_file: str | Path) -> str:
     return "sha256:" + hashlib.sha256(Path(module_file).read_bytes()).hexdigest()
 
 
-def commit() -> str | None:
-    """HEAD of the checkout when kernels/ and sitegen/rerun/ are clean; else None.
-
-    A host that got a copy of the tree without .git may name the commit in $SITEGEN_COMMIT
-    (the caller vouches that the copy is that commit's files).
-    """
-    named = os.environ.get(COMMIT_ENV, "").strip().lower()
-    if re.fullmatch(r"[0-9a-f]{7,64}", named):
-        return named
+def _head_if_clean(paths: tuple[str, ...]) -> str | None:
     if not (CHECKOUT / ".git").exists():
         return None
     try:
         head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", *RUN_PATHS],
+        dirty = subprocess.run(["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", *paths],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return head if re.fullmatch(r"[0-9a-f]{40}", head) and not dirty else None
+
+
+def _named(env: str) -> str | None:
+    named = os.environ.get(env, "").strip().lower()
+    return named if re.fullmatch(r"[0-9a-f]{7,64}", named) else None
+
+
+def commit() -> str | None:
+    """The harness's commit: HEAD when kernels/ and sitegen/rerun/ are clean; else None.
+
+    A host that got a copy of the tree without .git may name the commit in $SITEGEN_COMMIT
+    (the caller vouches that the copy is that commit's files).
+    """
+    return _named(COMMIT_ENV) or _head_if_clean(RUN_PATHS)
+
+
+def kernel_commit() -> str | None:
+    """The bundled kernel's commit: HEAD when kernels/ is clean, or $SITEGEN_KERNEL_COMMIT.
+
+    Kept apart from the harness's commit so that a harness change need not re-identify an
+    unchanged kernel: any commit whose kernels/ holds these bytes is a true answer.
+    """
+    return _named(KERNEL_COMMIT_ENV) or _named(COMMIT_ENV) or _head_if_clean(("kernels",))
 
 
 def version() -> str | None:

@@ -131,7 +131,7 @@ def run(opts: Options) -> dict[str, Any]:
         if avail.get("ok"):
             src = revision.source_digest(kdir / ("jsd.py" if impl == "sitegen" else "reference.py")) if impl != "liger" else None
             impl_docs[impl] = records.implementation_doc(impl, avail.get("version") if impl != "sitegen" else version,
-                                                         commit=commit, repository=repo, source_digest=src)
+                                                         commit=revision.kernel_commit(), repository=repo, source_digest=src)
     if opts.like and opts.like.impl not in impl_docs:
         reason = first["availability"].get(opts.like.impl, {}).get("reason")
         raise InputError([Problem(opts.like.run_name, "$.spec.implementationDigest",
