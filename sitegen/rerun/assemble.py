@@ -10,7 +10,7 @@ from typing import Any
 from sitegen.rerun import integrity
 from sitegen.rerun.cases import ELEMENT_BYTES, Case
 from sitegen.rerun.protocol import COMPARATOR, REFERENCE
-from sitegen.rerun.timing import summary
+from sitegen.rerun.stats import summary
 
 
 def correctness(gate: dict[str, Any] | None) -> dict[str, Any]:

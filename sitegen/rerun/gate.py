@@ -13,9 +13,8 @@ import torch
 
 from sitegen.rerun.cases import BETA, Workload, odd_shape
 from sitegen.rerun.passes import logprobs
+from sitegen.rerun.protocol import SEEDS, SMALL_ROWS
 
-SEEDS = (0, 1, 2, 3)
-SMALL_ROWS = 256
 # Reference rows are done in chunks of about this many elements (float64: 512 MiB a tensor).
 _CHUNK_ELEMENTS = 1 << 26
 

@@ -11,14 +11,22 @@ from typing import Any
 
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
-from sitegen.rerun import integrity, timing
-from sitegen.rerun.gate import SEEDS, SMALL_ROWS
+from sitegen.rerun import integrity
 
 HARNESS = "sitegen rerun"
 FAMILY = "sitegen_controlled"
 INTERPRET_FAMILY = "sitegen_interpret"
 LIGER_FAMILY = "liger_kernel_bench"
 AGREEMENT = 0.05
+
+# Larger than any current GPU's L2 (H200: 50 MB): zeroing it evicts the inputs and outputs of
+# the previous call, so every timed call starts from device memory.
+FLUSH_BYTES = 256 << 20
+WARMUP_MIN_CALLS = 3
+WARMUP_MIN_MS = 25.0
+# Correctness gate inputs: seed s draws the student from generator seed 2s, the teacher from 2s+1.
+SEEDS = (0, 1, 2, 3)
+SMALL_ROWS = 256
 
 MIN_SAMPLES = 10
 MIN_TIME_MS = 500.0  # per case, summed over the processes
@@ -27,7 +35,7 @@ INTERPRET_MIN_SAMPLES = 3
 INTERPRET_MIN_TIME_MS = 0.0
 # The interpreter compiles nothing and has no clocks to settle: one call after the first.
 INTERPRET_WARMUP = (1, 0.0)
-WARMUP = (timing.WARMUP_MIN_CALLS, timing.WARMUP_MIN_MS)
+WARMUP = (WARMUP_MIN_CALLS, WARMUP_MIN_MS)
 
 # Bounds per dtype, norm-wise relative against float64 on the same (rounded) inputs.
 # fp32: float32 arithmetic over a 128K-long row lands near 1e-6; 1e-3 still fails any
@@ -92,7 +100,7 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
         },
         "devicePolicy": {
             "clocks": "as found",
-            "l2FlushBytes": timing.FLUSH_BYTES if not interpret else 0,
+            "l2FlushBytes": FLUSH_BYTES if not interpret else 0,
             "tritonInterpret": interpret,
         },
         "comparability": {
@@ -118,7 +126,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "the student requiring grad; backward = loss.backward() on a graph the forward built just before, "
         "outside the timed region (an implementation may consume what its forward saved); "
         "full = forward then backward; torch.compile is compiled for each timed shape (dynamic=False). Each sample is one call between CUDA events, the L2 cache "
-        f"zeroed ({timing.FLUSH_BYTES >> 20} MiB) before it, inputs rotated over a pool of 2-3 fresh "
+        f"zeroed ({FLUSH_BYTES >> 20} MiB) before it, inputs rotated over a pool of 2-3 fresh "
         f"random sets. The measurement is repeated in {processes} separate processes, each taking at "
         f"least {min_samples} samples and {math.ceil(per_process_ms(min_ms, processes))} ms of GPU time "
         f"({min_ms:g} ms per case in all); the median of all samples ranks, p20/p80 give the spread, and "

@@ -1,5 +1,5 @@
 """Sample collection: CUDA events around each call with the L2 flushed before it, plus a
-host-timed batch, a repeated-input probe, and Liger's do_bench for --like; and the statistics.
+host-timed cross-check, a repeated-input probe, and Liger's do_bench for --like.
 
 On a CPU (--interpret) the same loops run with the host clock: those numbers only rehearse
 the pipeline.
@@ -13,34 +13,10 @@ import time
 
 import torch
 
-# Larger than any current GPU's L2 (H200: 50 MB): zeroing it evicts the inputs and outputs of
-# the previous call, so every timed call starts from device memory.
-FLUSH_BYTES = 256 << 20
+from sitegen.rerun.protocol import FLUSH_BYTES, WARMUP_MIN_CALLS, WARMUP_MIN_MS
+
 MAX_SAMPLES = 20000
-WARMUP_MIN_CALLS = 3
-WARMUP_MIN_MS = 25.0
 PROBE_MS = 50.0
-
-
-def quantile(sorted_values: list[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's and torch.quantile's default), as do_bench uses."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def summary(samples_ns: list[int]) -> dict[str, int]:
-    """latencyNs of the model: median primary, p20/p80 spread, min/max/mean/stdev."""
-    s = sorted(samples_ns)
-    out = {
-        "median": quantile(s, 0.5), "p20": quantile(s, 0.2), "p80": quantile(s, 0.8),
-        "min": s[0], "max": s[-1], "mean": statistics.fmean(s),
-        "stdev": statistics.stdev(s) if len(s) > 1 else 0.0,
-    }
-    return {k: int(round(v)) for k, v in out.items()}
 
 
 class Clock:

@@ -100,3 +100,13 @@ def test_time_below_floor_is_refused_and_honest_time_kept():
     honest = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=600_000)] * 3, **common))
     assert honest.spec.status == "passed" and honest.spec.timing.latencyNs.median == 600_000
     assert all(c.passed for c in honest.spec.evidence.integrity)
+
+
+def test_statistics_interpolate_like_do_bench():
+    from sitegen.rerun.stats import quantile, summary
+
+    samples = [10, 40, 20, 30, 50]
+    assert summary(samples)["median"] == 30 and summary(samples)["min"] == 10 and summary(samples)["max"] == 50
+    # torch.quantile / numpy linear interpolation: position (n-1)q = 0.8 between 10 and 20.
+    assert quantile(sorted(samples), 0.2) == pytest.approx(18.0)
+    assert summary(samples)["p80"] == 42
