@@ -30,22 +30,26 @@ _CAVEAT = (
 )
 
 
+def _protocol(name: str, title: str, timer: str, notes: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BenchmarkProtocol",
+        "metadata": {"name": name, "title": title},
+        "spec": {
+            "harness": dict(HARNESS),
+            "measurement": {"timer": timer, "primaryStatistic": "median"},
+            "comparability": {"notes": notes, "family": FAMILY},
+        },
+    }
+
+
 def speed_protocol(mode: str) -> dict[str, Any]:
     """The latency protocol of one pass (forward, backward or full)."""
     notes = (
         f"Timed: {_TIMED[mode]}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8 "
         f"(median with p20/p80 spread). {_CAVEAT}"
     )
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BenchmarkProtocol",
-        "metadata": {"name": f"liger-bench-do-bench-{mode}", "title": f"Liger benchmark harness · {_PASS_TITLE[mode]}"},
-        "spec": {
-            "harness": dict(HARNESS),
-            "measurement": {"timer": "cuda_events", "primaryStatistic": "median"},
-            "comparability": {"notes": notes, "family": FAMILY},
-        },
-    }
+    return _protocol(f"liger-bench-do-bench-{mode}", f"Liger benchmark harness · {_PASS_TITLE[mode]}", "cuda_events", notes)
 
 
 def memory_protocol(mode: str) -> dict[str, Any]:
@@ -56,16 +60,10 @@ def memory_protocol(mode: str) -> dict[str, Any]:
         f"summarized by the quantiles 0.5/0.2/0.8 (median with p20/p80 spread); no time is "
         f"measured. {_CAVEAT}"
     )
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BenchmarkProtocol",
-        "metadata": {"name": f"liger-bench-memory-{mode}", "title": f"Liger benchmark harness · peak memory, {_PASS_TITLE[mode]}"},
-        "spec": {
-            "harness": dict(HARNESS),
-            "measurement": {"timer": "none (peak memory: torch.cuda.max_memory_allocated)", "primaryStatistic": "median"},
-            "comparability": {"notes": notes, "family": FAMILY},
-        },
-    }
+    return _protocol(
+        f"liger-bench-memory-{mode}", f"Liger benchmark harness · peak memory, {_PASS_TITLE[mode]}",
+        "none (peak memory: torch.cuda.max_memory_allocated)", notes,
+    )
 
 
 # (pattern, vendor, architecture), first match wins; word boundaries keep A10 from A100.
