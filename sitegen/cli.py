@@ -30,15 +30,22 @@ def report(problems: list[Problem], *, as_json: bool, extra: dict | None = None)
 
 
 class Group(click.Group):
-    """Turns InputError from any command into its lines and exit code 1, never a traceback."""
+    """Turns InputError from any command into its lines and exit code 1, never a traceback.
+
+    An OSError that reaches here is a path the user gave that cannot be used (an output
+    under a file, a read-only folder): it gets the same one-line treatment.
+    """
 
     def invoke(self, ctx: click.Context):
+        as_json = bool(ctx.obj and ctx.obj.get("json"))
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            as_json = bool(ctx.obj and ctx.obj.get("json"))
             report(exc.problems, as_json=as_json)
-            ctx.exit(1)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else "<filesystem>"
+            report([Problem(str(where), "$", exc.strerror or str(exc))], as_json=as_json)
+        ctx.exit(1)
 
 
 @click.group(cls=Group, context_settings=CONTEXT, epilog=EXIT_HELP)
