@@ -12,19 +12,36 @@ import json
 import os
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
 
 
-def _marker_files(out: Path) -> set[str] | None:
+def _read_marker(out: Path) -> list[str] | None:
     try:
         data = json.loads((out / MARKER).read_text(encoding="utf-8"))
-        return set(data["files"])
+        files = data["files"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return files
+
+
+def _outside(relative: str) -> bool:
+    # sitegen writes only plain relative paths below the output; an absolute path or a
+    # ".." part in the marker can only have been put there by hand, and trusting it would
+    # let a rebuild delete files outside --out.
+    path = PurePosixPath(relative)
+    return path.is_absolute() or ".." in path.parts
+
+
+def _marker_files(out: Path) -> set[str] | None:
+    """The files the marker says sitegen wrote, without any that would lie outside ``out``."""
+    files = _read_marker(out)
+    return None if files is None else {f for f in files if not _outside(f)}
 
 
 def check_output(out: Path) -> None:
@@ -35,10 +52,16 @@ def check_output(out: Path) -> None:
         raise InputError([Problem(str(out), "$", "output exists and is not a folder; choose another --out")])
     if not any(out.iterdir()):
         return
-    own = _marker_files(out)
-    if own is None:
+    listed = _read_marker(out)
+    if listed is None:
         raise InputError([Problem(str(out), "$", f"output folder was not built by sitegen (no readable {MARKER}); choose another --out or empty it")])
-    present = {p.relative_to(out).as_posix() for p in out.rglob("*") if not p.is_dir()} - {MARKER}
+    outside = sorted(f for f in listed if _outside(f))
+    if outside:
+        raise InputError([Problem(str(out / MARKER), "$.files", f"lists {outside[0]!r}, outside the folder, so sitegen did not write it; not a site sitegen built: choose another --out")])
+    own = set(listed)
+    # A link is never written by sitegen: count it as present (and so foreign unless
+    # listed) instead of looking through it as rglob's is_dir() would.
+    present = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_symlink() or not p.is_dir()} - {MARKER}
     foreign = sorted(present - own)
     if foreign:
         raise InputError([Problem(str(out / foreign[0]), "$", f"not written by sitegen ({len(foreign)} such file(s)); move them out of {out} and build again")])
@@ -87,9 +110,12 @@ class SiteWriter:
 def _remove_own(folder: Path) -> None:
     """Delete the previous site: only the files its marker lists, then empty folders."""
     own = _marker_files(folder) or set()
+    inside = folder.resolve()
     for relative in sorted(own | {MARKER}):
         path = folder / relative
-        if path.is_file() and not path.is_symlink():
+        # resolve() follows any link on the way, so a listed file reached through a
+        # linked folder that points elsewhere is left alone.
+        if path.is_file() and not path.is_symlink() and inside in path.resolve().parents:
             path.unlink()
     for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
         try:

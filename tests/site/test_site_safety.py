@@ -115,3 +115,70 @@ def test_refuses_an_output_inside_the_registry(registry_copy, inside):
 def test_refuses_an_output_that_contains_the_registry(registry_copy):
     with pytest.raises(InputError):
         build_site(registry_copy, registry_copy.parent)
+
+
+def _list_in_marker(out, entry):
+    marker = json.loads((out / MARKER).read_text())
+    marker["files"].append(entry)
+    (out / MARKER).write_text(json.dumps(marker))
+
+
+@pytest.mark.parametrize("entry", ["../precious.txt", "assets/../../precious.txt", "PRECIOUS"])
+def test_a_marker_listing_paths_outside_the_folder_is_refused_and_nothing_outside_is_deleted(registry_copy, tmp_path, entry):
+    out = tmp_path / "m" / "site"
+    build_site(registry_copy, out)
+    precious = tmp_path / "m" / "precious.txt"
+    precious.write_text("keep me")
+    _list_in_marker(out, entry.replace("PRECIOUS", str(precious)))
+    before = _snapshot(out)
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, out)
+    assert len(caught.value.problems) == 1
+    assert "outside" in caught.value.problems[0].message
+    assert precious.read_text() == "keep me"
+    assert _snapshot(out) == before
+
+
+def test_cli_refuses_a_marker_listing_a_parent_path_in_one_line(registry_copy, tmp_path):
+    from click.testing import CliRunner
+
+    from sitegen.cli import main
+
+    out = tmp_path / "m" / "site"
+    build_site(registry_copy, out)
+    (tmp_path / "m" / "precious.txt").write_text("keep me")
+    _list_in_marker(out, "../precious.txt")
+    result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(out)])
+    assert result.exit_code == 1
+    assert len([line for line in result.output.splitlines() if line.startswith(str(out))]) == 1
+    assert (tmp_path / "m" / "precious.txt").read_text() == "keep me"
+
+
+def _link_out(out, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("keep me")
+    (out / "linked").symlink_to(elsewhere, target_is_directory=True)
+    return elsewhere / "precious.txt"
+
+
+def test_a_link_in_the_site_is_a_foreign_file(registry_copy, tmp_path):
+    out = tmp_path / "m" / "site"
+    build_site(registry_copy, out)
+    precious = _link_out(out, tmp_path)
+    _list_in_marker(out, "linked/precious.txt")
+    with pytest.raises(InputError) as caught:
+        build_site(registry_copy, out)
+    assert caught.value.problems[0].file.endswith("linked")
+    assert precious.read_text() == "keep me"
+
+
+def test_removing_the_old_site_never_follows_a_link_out_of_it(registry_copy, tmp_path):
+    out = tmp_path / "m" / "site"
+    build_site(registry_copy, out)
+    precious = _link_out(out, tmp_path)
+    _list_in_marker(out, "linked")
+    _list_in_marker(out, "linked/precious.txt")
+    build_site(registry_copy, out)
+    assert precious.read_text() == "keep me"
+    assert (out / "index.html").is_file()
