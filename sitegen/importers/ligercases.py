@@ -131,9 +131,16 @@ def parse_config(text: str) -> dict[str, Any]:
     return value
 
 
-def _axis_value(key: str, value: Any) -> int | float:
+# JSON numbers are exact integers only up to 2**53 - 1 (RFC 8785 refuses larger ones).
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _axis_value(key: str, value: Any, shown: str | None = None) -> int | float:
+    shown = shown if shown is not None else repr(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise CaseError(f"{key}: {value!r} is not a positive size")
+        raise CaseError(f"{key}: {shown} is not a positive size")
+    if value > MAX_SAFE_INTEGER:
+        raise CaseError(f"{key}: {shown} is too large (more than 2**53-1)")
     return int(value) if float(value).is_integer() else value
 
 
@@ -143,7 +150,7 @@ def parse_x(text: str, column: str = "x_value") -> int | float:
         value = float(text)
     except ValueError:
         raise CaseError(f"{column}: {text!r} is not a number") from None
-    return _axis_value(column, value)
+    return _axis_value(column, value, repr(text))
 
 
 def map_case(kernel: str, x_name: str, x_label: str, x_value: str, config_text: str) -> Case:

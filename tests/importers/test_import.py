@@ -231,3 +231,41 @@ def test_a_bad_published_date_is_a_usage_error(tmp_path):
     result = _import(str(CSV), "--out", str(tmp_path), "--published", "18/08/2026")
     assert result.exit_code == 2
     assert not any(tmp_path.iterdir())
+
+
+def _row_csv(path: Path, line: int, changes: dict[int, str]) -> Path:
+    row = next(csv.reader(io.StringIO(_lines([line])[0])))
+    for index, value in changes.items():
+        row[index] = value
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(row)
+    return _csv(path, [buffer.getvalue()])
+
+
+@needs_csv
+@pytest.mark.parametrize(("index", "value", "reason"), [
+    (8, "1e30", "y_value_50: '1e30' ms is too large (more than 2**53-1 ns)"),
+    (8, "1e300", "y_value_50: '1e300' ms is too large (more than 2**53-1 ns)"),
+    (10, "9007199254.7409915", "y_value_80: '9007199254.7409915' ms is too large (more than 2**53-1 ns)"),
+    (8, "sNaN", "y_value_50: 'sNaN' is not a number"),
+    (9, "sNaN", "y_value_20: 'sNaN' is not a number"),
+    (7, "1e20", "x_value: '1e20' is too large (more than 2**53-1)"),
+])
+def test_an_unrepresentable_number_is_a_row_error_naming_its_column(tmp_path, index, value, reason):
+    path = _row_csv(tmp_path / "huge.csv", SEED_LINE, {index: value})
+    out = tmp_path / "records"
+    result = _import(str(path), "--out", str(out))
+    assert result.exit_code == 1
+    assert f"{path}: line 2: {reason}" in result.stderr.splitlines()
+    assert not out.exists()
+
+
+@needs_csv
+def test_the_largest_representable_latency_still_imports(tmp_path):
+    # 9007199254.7409910 ms rounds half-even to 2**53-1 ns exactly.
+    path = _row_csv(tmp_path / "edge.csv", SEED_LINE, {8: "9007199254.740991", 9: "1", 10: "2"})
+    out = tmp_path / "records"
+    result = _import(str(path), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    (run_file,) = (out / "runs" / "jsd").glob("*.json")
+    assert json.loads(run_file.read_text())["spec"]["timing"]["latencyNs"]["median"] == 2**53 - 1
