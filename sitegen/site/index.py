@@ -6,6 +6,7 @@ cohort), so pages only look things up.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -41,6 +42,8 @@ class RunFacts:
     attestations: list[Record] = field(default_factory=list)
     reruns: list[RunFacts] = field(default_factory=list)
     rerun_of: RunFacts | None = None
+    gpu_slug: str = ""
+    """Path segment of the GPU page of this run's product (unique per product; see gpu_slugs)."""
 
     @property
     def run(self) -> BenchmarkRun:
@@ -64,8 +67,8 @@ class RunFacts:
         return f"{hardware.product} ({hardware.architecture})"
 
     @property
-    def gpu_slug(self) -> str:
-        return slug(self.environment.model.spec.hardware.product)
+    def product(self) -> str:
+        return self.environment.model.spec.hardware.product
 
     @property
     def harness(self) -> str:
@@ -97,7 +100,7 @@ class Index:
 
 
 def slug(text: str) -> str:
-    """``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``: a safe path segment."""
+    """``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``: a safe path segment, maybe empty."""
     out, dash = [], False
     for char in text.lower():
         if char.isascii() and char.isalnum():
@@ -106,7 +109,35 @@ def slug(text: str) -> str:
         elif not dash and out:
             out.append("-")
             dash = True
-    return "".join(out).strip("-") or "gpu"
+    return "".join(out).strip("-")
+
+
+def gpu_slugs(products: set[str]) -> dict[str, str]:
+    """A distinct path segment for each product: its slug, or slug + hash when that is ambiguous.
+
+    Slugs drop punctuation and non-ASCII, so "Acme X.1" and "Acme X-1" share one and a
+    Cyrillic name has none. Each product whose slug is empty or shared gets the first 8
+    hex of the SHA-256 of its name appended: stable across builds, distinct in practice,
+    and every product with a slug of its own keeps it.
+    """
+    by_slug: dict[str, list[str]] = defaultdict(list)
+    for product in sorted(products):
+        by_slug[slug(product)].append(product)
+    segments = {}
+    for base, group in by_slug.items():
+        for product in group:
+            segments[product] = base if base and len(group) == 1 else _hashed(base or "gpu", product)
+    # A hashed segment could in principle equal another product's plain slug (a name
+    # ending in the same 8 hex): then that product is hashed as well.
+    taken = {segment for product, segment in segments.items() if segment != slug(product)}
+    for product, segment in segments.items():
+        if segment in taken and segment == slug(product):
+            segments[product] = _hashed(segment, product)
+    return segments
+
+
+def _hashed(base: str, product: str) -> str:
+    return f"{base}-{hashlib.sha256(product.encode()).hexdigest()[:8]}"
 
 
 def timed_pass(run: BenchmarkRun) -> str:
@@ -197,14 +228,15 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
     by_operation: dict[str, list[RunFacts]] = defaultdict(list)
     by_implementation: dict[str, list[RunFacts]] = defaultdict(list)
     by_gpu: dict[str, list[RunFacts]] = defaultdict(list)
-    gpu_names: dict[str, str] = {}
+    slugs = gpu_slugs({f.product for f in runs})
+    gpu_names = {segment: product for product, segment in slugs.items()}
     for facts in runs:
+        facts.gpu_slug = slugs[facts.product]
         if facts.cohort:
             cohorts[facts.cohort].append(facts)
         by_operation[facts.operation.name].append(facts)
         by_implementation[facts.implementation.name].append(facts)
         by_gpu[facts.gpu_slug].append(facts)
-        gpu_names.setdefault(facts.gpu_slug, facts.environment.model.spec.hardware.product)
     _rank(cohorts)
     for attestation in registry.of_kind("Attestation"):
         target = by_digest.get(attestation.model.spec.run)

@@ -78,3 +78,70 @@ def test_implementation_and_gpu_pages_list_their_runs(site):
     }
     gpu_index = parse(site, "gpus/index.html").text()
     assert "NVIDIA B200" in gpu_index and "NVIDIA H200" in gpu_index
+
+
+def _move_runs_to_gpu(root, runs, product, env_name):
+    """Put ``runs`` on a new environment whose hardware.product is ``product``."""
+    from sitegen.atomicwrite import write_atomic
+    from sitegen.digest import document_digest
+    from sitegen.loader import LOCK_NAME
+    from sitegen.registry import lock_contents, open_registry
+
+    env = json.loads((root / "environments" / "sitegen-nvidia-h200.json").read_text())
+    env["metadata"]["name"] = env_name
+    env["spec"]["hardware"]["product"] = product
+    (root / "environments" / f"{env_name}.json").write_text(json.dumps(env, indent=2, ensure_ascii=False))
+    for name in runs:
+        path = root / "runs" / f"{name}.json"
+        doc = json.loads(path.read_text())
+        doc["spec"]["environmentDigest"] = document_digest(env)
+        path.write_text(json.dumps(doc, indent=2))
+    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
+
+
+def _gpu_pages(out):
+    """product → (its page's href, the names of the runs that page lists)."""
+    listing = json.loads((out / "gpus" / "index.json").read_text())
+    pages = {}
+    for row in listing["items"]:
+        page = json.loads((out / row["item"]["href"].replace("index.html", "index.json")).read_text())
+        product = next(fact["value"] for fact in page["facts"] if fact["label"] == "product")
+        assert product == row["item"]["text"]
+        pages[product] = (row["item"]["href"], {r["run"]["href"].split("/")[1] for r in page["runs"]})
+    return pages
+
+
+def test_products_whose_slugs_collide_get_a_page_each(registry_copy, tmp_path):
+    from sitegen.site.build import build_site
+
+    dry, rerun = "sitegen-h200-tokens2048-dry-2026-08-19", "liger-h200-tokens2048-rerun-2026-08-20"
+    _move_runs_to_gpu(registry_copy, [dry], "NVIDIA-H200", "other-h200")
+    _move_runs_to_gpu(registry_copy, [rerun], "NVIDIA H200.", "dotted-h200")
+    out = tmp_path / "site"
+    build_site(registry_copy, out)
+    pages = _gpu_pages(out)
+    assert set(pages) == {"NVIDIA B200", "NVIDIA H200", "NVIDIA-H200", "NVIDIA H200."}
+    assert len({href for href, _ in pages.values()}) == 4
+    assert pages["NVIDIA-H200"][1] == {dry}
+    assert pages["NVIDIA H200."][1] == {rerun}
+    assert pages["NVIDIA H200"][1] == {"sitegen-h200-tokens2048-2026-08-20", "sitegen-h200-tokens2048-2026-08-21"}
+    assert pages["NVIDIA B200"][0] == "gpus/nvidia-b200/index.html"
+    rows = json.loads((out / "implementations" / "sitegen-triton" / "index.json").read_text())["runs"]
+    gpu_of = {row["run"]["href"].split("/")[1]: row["gpu"]["href"] for row in rows}
+    assert gpu_of[dry] == pages["NVIDIA-H200"][0]
+
+
+def test_names_without_ascii_letters_get_a_page_each(registry_copy, tmp_path):
+    from sitegen.site.build import build_site
+
+    dry, rerun = "sitegen-h200-tokens2048-dry-2026-08-19", "liger-h200-tokens2048-rerun-2026-08-20"
+    _move_runs_to_gpu(registry_copy, [dry], "Ускоритель", "cyrillic")
+    _move_runs_to_gpu(registry_copy, [rerun], "加速器", "cjk")
+    out = tmp_path / "site"
+    build_site(registry_copy, out)
+    pages = _gpu_pages(out)
+    assert pages["Ускоритель"][1] == {dry} and pages["加速器"][1] == {rerun}
+    assert len({href for href, _ in pages.values()}) == 4
+    again = tmp_path / "again"
+    build_site(registry_copy, again)
+    assert _gpu_pages(again) == pages
