@@ -153,13 +153,15 @@ def timed_pass(run: BenchmarkRun) -> str:
 def primary(run: BenchmarkRun, protocol_statistic: str) -> tuple[str, str, float, str] | None:
     """(metric, statistic, value, unit) that ranks the run, or None.
 
-    Timed runs rank by latency at the timing's primary statistic; untimed ones (memory)
-    by the measurement whose statistic is the protocol's primary statistic.
+    Always at the protocol's primary statistic, so one cohort compares like with like: a
+    run's own timing.primaryStatistic is ignored (a run declaring "min" must not beat the
+    others' medians). Timed runs rank by latencyNs at that statistic; untimed ones
+    (memory) by the measurement at it.
     """
     spec = run.spec
     if spec.timing is not None:
-        stat = spec.timing.primaryStatistic
-        return "latency", stat, float(getattr(spec.timing.latencyNs, stat)), "ns"
+        value = getattr(spec.timing.latencyNs, protocol_statistic, None)
+        return None if value is None else ("latency", protocol_statistic, float(value), "ns")
     candidates = sorted(
         (m.metric, m.unit, m.value) for m in spec.measurements or [] if m.statistic == protocol_statistic
     )
@@ -176,7 +178,8 @@ def _facts(record: Record, registry: Registry) -> RunFacts:
     protocol = get(spec.protocolDigest)
     environment = get(spec.environmentDigest)
     operation = get(workload.model.spec.operationSpecDigest)
-    found = primary(record.model, protocol.model.spec.measurement.primaryStatistic)
+    ranking_statistic = protocol.model.spec.measurement.primaryStatistic
+    found = primary(record.model, ranking_statistic)
     metric, statistic, value, unit = found if found else (None, None, None, None)
     the_pass = timed_pass(record.model)
     cohort = None
@@ -191,7 +194,8 @@ def _facts(record: Record, registry: Registry) -> RunFacts:
     if spec.status != "passed":
         reasons.append(f"status {spec.status}" + (f" ({spec.statusReason})" if spec.statusReason else ""))
     if metric is None:
-        reasons.append("no primary metric")
+        measured = spec.timing is not None or bool(spec.measurements)
+        reasons.append(f"no {ranking_statistic}, the protocol's primary statistic" if measured else "no primary metric")
     if spec.evidence and spec.evidence.dryRun:
         reasons.append("dry run (CPU rehearsal)")
     return RunFacts(
