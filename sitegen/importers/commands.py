@@ -49,13 +49,16 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
     """Import Liger-Kernel's all_benchmark_data.csv: one BenchmarkRun per row.
 
     Writes operations/, workloads/, implementations/, protocols/, environments/, runs/,
-    sources/liger-kernel-bench.toml and refreshes digests.lock. Files whose bytes are
-    unchanged are not rewritten, so importing the same CSV twice changes nothing. A row
-    that cannot be mapped is reported as `CSV: line N: reason`; the other rows still
-    import, and the exit code is 1.
+    sources/liger-kernel-bench.toml and adds the written documents to digests.lock. Files
+    whose bytes are unchanged are not rewritten, so importing the same CSV twice changes
+    nothing. The registry is checked first (against its digests.lock, if it has one): if
+    anything is wrong, nothing is written and every problem is listed. A row that cannot
+    be mapped is reported as `CSV: line N: reason`; the other rows still import, and the
+    exit code is 1.
     """
     from sitegen.importers.liger import SOURCE_ID, plan_import, render
-    from sitegen.importers.registrywrite import refresh_lock, source_file, write_files
+    from sitegen.importers.registrywrite import check_target, source_file, write_files, write_lock
+    from sitegen.loader import LOCK_NAME
     from sitegen.problems import InputError
 
     plan = plan_import(csv_file)
@@ -63,17 +66,24 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
         click.echo(warning, err=True)
     problems = list(plan.problems)
     summary = {"rows": plan.rows, "imported": plan.imported, "failed": plan.rows - plan.imported}
+    target = None
     if plan.imported:
+        try:
+            # Before any write: a registry that is already wrong (or would be, with these
+            # documents) is reported and left exactly as it was.
+            target = check_target(out, plan.documents)
+        except InputError as exc:
+            problems += exc.problems
+    if target is not None:
         files = {path: render(document) for path, document in plan.documents.items()}
         source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
         files[source_path] = source_bytes
         result = write_files(out, files)
-        try:
-            lock_changed = refresh_lock(out)
-        except InputError as exc:
-            problems += exc.problems
-            lock_changed = False
+        lock_changed = write_lock(out, target.lock)
         summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
+        if target.unlocked:
+            click.echo(f"{out}: warning: {target.unlocked} document(s) this import did not write are not in "
+                       f"{LOCK_NAME}; review them, then run `sitegen lock {out}`", err=True)
     report(sorted(problems), as_json=as_json, extra=summary)
     click.echo(
         f"imported {plan.imported} of {plan.rows} row(s) into {out}: "

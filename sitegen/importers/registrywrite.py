@@ -1,4 +1,4 @@
-"""Put an import's files into a registry folder: only changed bytes, atomically, then the lock.
+"""Put an import's files into a registry folder: checked first, only changed bytes, then the lock.
 
 Writing the same import twice changes no byte: a file whose bytes already match is not
 rewritten, so its modification time stays too.
@@ -10,6 +10,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sitegen.atomicwrite import write_atomic
 from sitegen.config import SOURCES_DIR, Source
@@ -67,11 +68,54 @@ def source_file(root: Path, source_id: str, fields: dict, published: str | None,
     return relative, source_toml(Source.model_validate({**fields, "published": day}))
 
 
-def refresh_lock(root: Path) -> bool:
-    """Rewrite ``digests.lock`` from the registry as it now is; True if its bytes changed."""
-    from sitegen.registry import lock_contents, open_registry
+@dataclass
+class Target:
+    """A registry folder checked before an import writes into it.
 
-    data = lock_contents(open_registry(root, check_lock_file=False))
+    ``lock`` is what ``digests.lock`` must hold once the import's documents are written:
+    the existing lock's entries (which the check just matched against every document on
+    disk) with the import's own documents merged in. ``unlocked`` counts documents already
+    in a folder that had no lock: the import vouches only for what it wrote.
+    """
+
+    lock: dict[str, str]
+    unlocked: int = 0
+
+
+def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
+    """Check ``root`` as it is and as it would be with ``documents`` written; write nothing.
+
+    ``documents`` maps registry-relative paths to documents. Raises InputError with every
+    problem: a document that no longer matches the lock (an edit the import must not
+    bless by re-locking it), an unreadable file, a name or digest the import's documents
+    would collide with, or a reference the import's documents would break.
+    """
+    from sitegen.loader import validate_document
+    from sitegen.registry import check_references, index, lock_key, open_registry, read_lock
+
+    existing = open_registry(root).records if root.exists() else []
+    locked = read_lock(root) if root.exists() else None
+    replaced = {str(root / path) for path in documents}
+    kept = [record for record in existing if record.file not in replaced]
+    incoming = [validate_document(document, str(root / path)) for path, document in sorted(documents.items())]
+    after, problems = index(kept + incoming)
+    problems += check_references(after)
+    if problems:
+        raise InputError(sorted(problems))
+    merged = {} if locked is None else {lock_key(r): locked[lock_key(r)] for r in kept}
+    merged.update((lock_key(r), r.digest) for r in incoming)
+    return Target(merged, unlocked=len(kept) if locked is None else 0)
+
+
+def lock_bytes(documents: dict[str, str]) -> bytes:
+    """``digests.lock`` as ``sitegen lock`` writes it: keys sorted, one-space indent."""
+    ordered = {key: documents[key] for key in sorted(documents)}
+    return (json.dumps({"formatVersion": 1, "documents": ordered}, indent=1) + "\n").encode()
+
+
+def write_lock(root: Path, documents: dict[str, str]) -> bool:
+    """Write ``digests.lock`` unless it already holds these bytes; True if it changed."""
+    data = lock_bytes(documents)
     path = root / LOCK_NAME
     if path.is_file() and path.read_bytes() == data:
         return False
