@@ -88,6 +88,29 @@ def test_an_edited_record_aborts_the_import_and_nothing_is_written(imported, rel
     assert _invoke("verify", str(out)).exit_code == 1
 
 
+def test_a_broken_file_in_the_folder_aborts_before_any_write(tmp_path):
+    out = tmp_path / "records"
+    out.mkdir()
+    (out / "junk.json").write_text("{", encoding="utf-8")
+    result = _invoke("import", "liger", str(_small_csv(tmp_path)), "--out", str(out))
+    assert result.exit_code == 1
+    assert any(line.startswith(f"{out / 'junk.json'}: ") for line in result.stderr.splitlines())
+    assert [p.name for p in out.rglob("*")] == ["junk.json"]
+
+
+def test_a_document_the_import_would_collide_with_aborts_before_any_write(tmp_path):
+    first = tmp_path / "first"
+    csv_file = _small_csv(tmp_path)
+    assert _invoke("import", "liger", str(csv_file), "--out", str(first)).exit_code == 0
+    out = tmp_path / "records"
+    # Same name as the import's OperationSpec "jsd", another spec, another file.
+    _variant_operation(first / "operations" / "jsd.json", out / "operations" / "mine.json", "jsd")
+    result = _invoke("import", "liger", str(csv_file), "--out", str(out))
+    assert result.exit_code == 1
+    assert "OperationSpec name 'jsd' is already used in" in result.stderr
+    assert [str(p.relative_to(out)) for p in sorted(out.rglob("*"))] == ["operations", "operations/mine.json"]
+
+
 def test_the_lock_keeps_its_entries_and_gains_the_new_documents(imported):
     csv_file, out = imported
     lines = CSV.read_text(encoding="utf-8").splitlines()
