@@ -9,7 +9,23 @@ import click
 
 from sitegen.cli import CONTEXT, EXIT_HELP
 
-ATTEST_KINDS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
+
+class AttestKind(click.Choice):
+    """The kinds of note (sitegen.site.notes.ATTEST_KINDS), looked up only when used.
+
+    They come from the model, and importing it loads pydantic, which would make every
+    sitegen command, --help included, start several times slower
+    (about 0.2 s instead of 0.06 s).
+    """
+
+    def __init__(self) -> None:
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from sitegen.site.notes import ATTEST_KINDS
+
+        return ATTEST_KINDS
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
@@ -41,7 +57,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.argument("run")
-@click.option("--kind", required=True, type=click.Choice(ATTEST_KINDS), help="What kind of note.")
+@click.option("--kind", required=True, type=AttestKind(), help="What kind of note.")
 @click.option("--value", help='The number you observed, with its unit, e.g. "9.3 ms".')
 @click.option("--note", help="The note, in Markdown (rendered sanitized).")
 @click.option("--link", help="Supporting http(s) link.")

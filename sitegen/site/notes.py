@@ -12,7 +12,9 @@ import json
 import re
 from datetime import date as Date
 from pathlib import Path
+from typing import get_args
 
+from sitegen.model.run import AttestationBody
 from sitegen.problems import InputError, Problem
 
 ALLOWED_TAGS = {
@@ -20,7 +22,8 @@ ALLOWED_TAGS = {
     "table", "thead", "tbody", "tr", "th", "td",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"scope"}, "ol": {"start"}}
-ATTEST_KINDS = ("reproduced", "could_not_reproduce", "environment_note", "regression_observed")
+ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].annotation)
+"""The kinds of note, as the model's Literal defines them (the one list to edit)."""
 ATTESTATIONS_DIR = "attestations"
 
 

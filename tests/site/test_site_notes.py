@@ -91,3 +91,32 @@ def test_attest_rejects_a_non_http_link(registry_copy):
     assert result.exit_code == 1
     assert "$.spec.link" in result.output.splitlines()[0]
     assert not list((registry_copy / "attestations").glob("*reproduced-2*"))
+
+
+def _run_python(code: str) -> str:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
+def test_attest_offers_exactly_the_kinds_the_model_defines():
+    # A kind added to the model's Literal must reach the CLI with no second list to edit.
+    out = _run_python(
+        "from typing import Literal, get_args\n"
+        "from click.testing import CliRunner\n"
+        "from sitegen.cli import main\n"
+        "from sitegen.model.run import AttestationBody\n"
+        "field = AttestationBody.model_fields['kind']\n"
+        "field.annotation = Literal[(*get_args(field.annotation), 'benchmark_bug')]\n"
+        "print(CliRunner().invoke(main, ['attest', '--help'], terminal_width=400).output)\n"
+    )
+    assert "benchmark_bug" in out and "regression_observed" in out
+
+
+def test_sitegen_help_does_not_load_pydantic():
+    out = _run_python(
+        "import sys\nfrom click.testing import CliRunner\nfrom sitegen.cli import main\n"
+        "assert CliRunner().invoke(main, ['--help']).exit_code == 0\nprint('pydantic' in sys.modules)\n"
+    )
+    assert out.strip() == "False"
