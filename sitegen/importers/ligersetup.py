@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 from sitegen.formatversion import API_VERSION
-from sitegen.importers.catalog import LIGER_REPOSITORY, slug
+from sitegen.importers.catalog import slug
+from sitegen.importers.ligertables import LIGER_REPOSITORY
 
 FAMILY = "liger_kernel_bench"
 HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": LIGER_REPOSITORY}

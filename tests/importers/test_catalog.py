@@ -19,6 +19,7 @@ def _valid(document: dict) -> None:
 def test_catalog_imports_without_pydantic():
     code = (
         "import sys; sys.modules['pydantic'] = None\n"
+        "from sitegen.importers.ligertables import KERNELS, PROVIDERS\n"
         "from sitegen.importers.catalog import jsd_workload_document, operation_document, implementation_document\n"
         "jsd_workload_document(2048, 128256, 'fp32'); operation_document('jsd'); implementation_document('jsd', 'liger', '0.8.0')\n"
     )
