@@ -37,14 +37,15 @@ class Group(click.Group):
     """
 
     def invoke(self, ctx: click.Context):
-        as_json = bool(ctx.obj and ctx.obj.get("json"))
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            report(exc.problems, as_json=as_json)
+            problems = exc.problems
         except OSError as exc:
             where = exc.filename if exc.filename is not None else "<filesystem>"
-            report([Problem(str(where), "$", exc.strerror or str(exc))], as_json=as_json)
+            problems = [Problem(str(where), "$", exc.strerror or str(exc))]
+        # --json is known only once the subcommand has parsed its options.
+        report(problems, as_json=bool(ctx.obj and ctx.obj.get("json")))
         ctx.exit(1)
 
 
