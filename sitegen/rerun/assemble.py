@@ -42,7 +42,7 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
 
 def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str, Any]], *,
             copy_bytes_per_s: float | None, process_counts: list[int | None], expected_counts: list[int],
-            repeated_probe: bool) -> dict[str, Any]:
+            repeated_probe: bool, max_sm_mhz: int | None = None) -> dict[str, Any]:
     """{"status", "statusReason"?, "correctness", "timing"?, "integrity", "gpuBefore"?, "gpuAfter"?, "details"}."""
     result: dict[str, Any] = {"correctness": correctness(gate), "integrity": [], "details": {}}
     if gate is not None and gate["status"] != "passed":
@@ -65,7 +65,7 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     checks = [
         integrity.roofline(median, nbytes, copy_bytes_per_s),
         integrity.host_timed(median, [p["hostTimedNs"] for p in per_process if p.get("hostTimedNs") is not None]),
-        integrity.throttle(states),
+        integrity.throttle(states, max_sm_mhz),
         integrity.exclusive(process_counts, expected_counts),
     ]
     if repeated_probe:

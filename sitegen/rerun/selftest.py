@@ -104,7 +104,8 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
                   warmup=protocol.WARMUP if cuda else protocol.INTERPRET_WARMUP)
     per["gpuBefore"], per["gpuAfter"] = before, gpustate.state()
     result = outcome(Case(w, "forward", name), gate, [per], copy_bytes_per_s=copy_bw,
-                     process_counts=counts, expected_counts=[1], repeated_probe=True)
+                     process_counts=counts, expected_counts=[1], repeated_probe=True,
+                     max_sm_mhz=((gpustate.facts() or {}).get("maxClocksMHz") or {}).get("sm"))
     # Checks that cannot run without a GPU (NVML) are not held against a CPU self-test, nor
     # are timing comparisons: three interpreter samples on a shared CPU swing by more than the
     # 10% the repeated-input check allows, and no cache can make the interpreter cheat.

@@ -147,7 +147,8 @@ def run(opts: Options) -> dict[str, Any]:
         gate = first["gate"].get(case.impl, {}).get(case.workload.key)
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
         result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
-                         repeated_probe=not (opts.like and opts.like.mode == "do_bench"))
+                         repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
+                         max_sm_mhz=((facts or {}).get("maxClocksMHz") or {}).get("sm"))
         digests = {"implementationDigest": document_digest(impl_docs[case.impl]), "workloadDigest": document_digest(wdoc),
                    "protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
         rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like else None

@@ -44,6 +44,19 @@ def test_throttle_reasons_mark_a_run():
     assert not integrity.throttle([None])["passed"]  # unknown is never a pass
 
 
+def test_power_cap_is_throttling_only_when_it_costs_clock():
+    # Seen on an H200 under a memory-bound kernel: at the power limit, 15 MHz under max.
+    capped = {"smClockMHz": 1965, "throttleReasons": ["sw_power_cap"]}
+    assert integrity.throttle([capped, capped], 1980)["passed"]
+    pulled = {"smClockMHz": 1800, "throttleReasons": ["sw_power_cap"]}
+    assert not integrity.throttle([capped, pulled], 1980)["passed"]
+    # Without the maximum clock a cap cannot be judged harmless.
+    assert not integrity.throttle([capped], None)["passed"]
+    # A thermal slowdown is throttling whatever the clock.
+    hot = {"smClockMHz": 1975, "throttleReasons": ["sw_power_cap", "sw_thermal_slowdown"]}
+    assert not integrity.throttle([hot], 1980)["passed"]
+
+
 def test_nvml_without_gpu_degrades_to_none():
     # CI machines have no NVIDIA driver: every NVML reader says "unknown", nothing raises.
     if gpustate.facts() is not None:
