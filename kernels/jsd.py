@@ -224,16 +224,20 @@ def _scale_kernel(DX, G, numel, BLOCK: tl.constexpr):
     # dX *= grad_output, in place: each element is read and written by the same thread, so no
     # second (BT, V) buffer exists. grad_output is read on the device (no host sync); a plain
     # torch mul by a 0-d CUDA tensor takes the broadcast path and reached only ~70% of copy speed.
+    # When grad_output is exactly 1 (the loss is the training objective itself) the product is
+    # dX bit for bit, so the pass is skipped on the device: backward then costs one launch
+    # instead of a read and write of dX, which Liger gets only by syncing with the host.
     pid = tl.program_id(0).to(tl.int64)
     o = pid * BLOCK + tl.arange(0, BLOCK)
     g = tl.load(G).to(tl.float32)
-    if pid * BLOCK + BLOCK <= numel:
-        d = tl.load(DX + o)
-        tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty))
-    else:
-        mask = o < numel
-        d = tl.load(DX + o, mask=mask)
-        tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty), mask=mask)
+    if g != 1.0:
+        if pid * BLOCK + BLOCK <= numel:
+            d = tl.load(DX + o)
+            tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty))
+        else:
+            mask = o < numel
+            d = tl.load(DX + o, mask=mask)
+            tl.store(DX + o, (d.to(tl.float32) * g).to(DX.dtype.element_ty), mask=mask)
 
 
 def _scale_(dx, grad_output):
@@ -340,7 +344,7 @@ class JSDFunction(torch.autograd.Function):
                 "in place and handed it out, so retain_graph=True cannot replay it; run the forward again"
             )
         ctx.dx = None
-        # No comparison of grad_output with 1.0: that would be a host sync.
+        # grad_output is compared with 1 on the device (see _scale_kernel); on the host it would sync.
         return _scale_(dx, grad_output), None, None, None, None
 
 
