@@ -99,9 +99,14 @@ def read_lock(root: Path) -> dict[str, str] | None:
     return documents
 
 
+def lock_bytes(documents: dict[str, str]) -> bytes:
+    """digests.lock for ``kind/name -> digest``: keys sorted, one-space indent."""
+    ordered = {key: documents[key] for key in sorted(documents)}
+    return (json.dumps({"formatVersion": 1, "documents": ordered}, indent=1) + "\n").encode()
+
+
 def lock_contents(registry: Registry) -> bytes:
-    documents = {lock_key(r): r.digest for r in sorted(registry.records, key=lock_key)}
-    return (json.dumps({"formatVersion": 1, "documents": documents}, indent=1) + "\n").encode()
+    return lock_bytes({lock_key(r): r.digest for r in registry.records})
 
 
 def check_lock(registry: Registry, root: Path) -> list[Problem]:

@@ -107,14 +107,10 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     return Target(merged, unlocked=len(kept) if locked is None else 0)
 
 
-def lock_bytes(documents: dict[str, str]) -> bytes:
-    """``digests.lock`` as ``sitegen lock`` writes it: keys sorted, one-space indent."""
-    ordered = {key: documents[key] for key in sorted(documents)}
-    return (json.dumps({"formatVersion": 1, "documents": ordered}, indent=1) + "\n").encode()
-
-
 def write_lock(root: Path, documents: dict[str, str]) -> bool:
     """Write ``digests.lock`` unless it already holds these bytes; True if it changed."""
+    from sitegen.registry import lock_bytes
+
     data = lock_bytes(documents)
     path = root / LOCK_NAME
     if path.is_file() and path.read_bytes() == data:

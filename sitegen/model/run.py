@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import model_validator
 
 from sitegen.model.common import (
     API_VERSION, Day, Digest, HttpUrl, Metadata, Name, NonNegative, NonNegativeInt, Number,
@@ -283,7 +283,7 @@ class AttestationBody(Strict):
     """When."""
     body: Text | None = None
     """The note, in Markdown (rendered sanitized)."""
-    link: Annotated[HttpUrl, Field()] | None = None
+    link: HttpUrl | None = None
     """Supporting link (http or https only)."""
 
 

@@ -75,7 +75,7 @@ def attest(
     from sitegen.atomicwrite import write_atomic, write_new
     from sitegen.loader import LOCK_NAME, validate_document
     from sitegen.model import API_VERSION
-    from sitegen.registry import lock_contents, open_registry
+    from sitegen.registry import lock_bytes, lock_key, open_registry, read_lock
 
     registry = open_registry(root)
     run = find_run(registry, ref)
@@ -97,5 +97,8 @@ def attest(
     if same is not None:
         raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
     write_new(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
-    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
+    # open_registry matched every document against the lock (or there was none), so the new
+    # lock is that one plus this note: no second load of the whole registry.
+    locked = read_lock(root) or {lock_key(r): r.digest for r in registry.records}
+    write_atomic(root / LOCK_NAME, lock_bytes({**locked, lock_key(record): record.digest}))
     return path

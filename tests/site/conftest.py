@@ -30,3 +30,23 @@ def registry_copy(tmp_path) -> Path:
     root = tmp_path / "records"
     shutil.copytree(FIXTURE, root)
     return root
+
+
+def relock(root: Path) -> None:
+    """Record the registry's current digests, as `sitegen lock` does after a reviewed edit."""
+    from sitegen.atomicwrite import write_atomic
+    from sitegen.loader import LOCK_NAME
+    from sitegen.registry import lock_contents, open_registry
+
+    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
+
+
+def edit_run(root: Path, name: str, change) -> None:
+    """Apply ``change`` to a run's spec in place, then relock."""
+    import json
+
+    path = root / "runs" / f"{name}.json"
+    doc = json.loads(path.read_text())
+    change(doc["spec"])
+    path.write_text(json.dumps(doc, indent=2))
+    relock(root)

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import SEED_RUN
-from sitegen.atomicwrite import write_atomic
+from conftest import SEED_RUN, edit_run
 from sitegen.config import load_config
-from sitegen.loader import LOCK_NAME
-from sitegen.registry import lock_contents, open_registry
+from sitegen.registry import open_registry
 from sitegen.site.build import build_site
 from sitegen.site.index import build_index
 
 SECOND = "sitegen-h200-tokens2048-2026-08-21"
 FIRST = "sitegen-h200-tokens2048-2026-08-20"
-
-
-def _edit_run(root, name, change):
-    path = root / "runs" / f"{name}.json"
-    doc = json.loads(path.read_text())
-    change(doc["spec"])
-    path.write_text(json.dumps(doc, indent=2))
-    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
 
 
 def _index(root):
@@ -45,7 +34,7 @@ def _slow_down(spec):
 
 
 def test_disagreeing_machines_are_not_replicated_and_the_rerun_is_not_reproduced(registry_copy, tmp_path):
-    _edit_run(registry_copy, SECOND, _slow_down)
+    edit_run(registry_copy, SECOND, _slow_down)
     runs = _index(registry_copy)
     assert runs[FIRST].level == runs[SECOND].level == "Verified"
     build_site(registry_copy, tmp_path / "out")
@@ -54,7 +43,7 @@ def test_disagreeing_machines_are_not_replicated_and_the_rerun_is_not_reproduced
 
 
 def test_same_gpu_twice_is_not_replicated(registry_copy):
-    _edit_run(registry_copy, SECOND, lambda spec: spec["evidence"]["instance"].update(gpuUuid="GPU-1111aaaa"))
+    edit_run(registry_copy, SECOND, lambda spec: spec["evidence"]["instance"].update(gpuUuid="GPU-1111aaaa"))
     runs = _index(registry_copy)
     assert runs[FIRST].level == runs[SECOND].level == "Verified"
 
@@ -67,7 +56,7 @@ def test_same_gpu_twice_is_not_replicated(registry_copy):
     lambda s: s["timing"].pop("samplesNs"),
 ])
 def test_any_failed_gate_withholds_verified(registry_copy, change):
-    _edit_run(registry_copy, "liger-h200-tokens2048-rerun-2026-08-20", change)
+    edit_run(registry_copy, "liger-h200-tokens2048-rerun-2026-08-20", change)
     assert _index(registry_copy)["liger-h200-tokens2048-rerun-2026-08-20"].level in {"Reported", "Reproducible"}
 
 

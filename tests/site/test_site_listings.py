@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import OPERATION, SEED_RUN, TORCH_RUN
+from conftest import OPERATION, SEED_RUN, TORCH_RUN, relock
 from sitecheck import parse, resolve
 
 X = "{http://www.w3.org/1999/xhtml}"
@@ -82,10 +82,7 @@ def test_implementation_and_gpu_pages_list_their_runs(site):
 
 def _move_runs_to_gpu(root, runs, product, env_name):
     """Put ``runs`` on a new environment whose hardware.product is ``product``."""
-    from sitegen.atomicwrite import write_atomic
     from sitegen.digest import document_digest
-    from sitegen.loader import LOCK_NAME
-    from sitegen.registry import lock_contents, open_registry
 
     env = json.loads((root / "environments" / "sitegen-nvidia-h200.json").read_text())
     env["metadata"]["name"] = env_name
@@ -96,7 +93,7 @@ def _move_runs_to_gpu(root, runs, product, env_name):
         doc = json.loads(path.read_text())
         doc["spec"]["environmentDigest"] = document_digest(env)
         path.write_text(json.dumps(doc, indent=2))
-    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
+    relock(root)
 
 
 def _gpu_pages(out):

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import SEED_RUN, TORCH_RUN
-from sitegen.atomicwrite import write_atomic
-from sitegen.loader import LOCK_NAME
-from sitegen.registry import lock_contents, open_registry
+from conftest import SEED_RUN, TORCH_RUN, edit_run
 from sitegen.site.build import build_site
 
 NO_MEDIAN = "no median, the protocol's primary statistic"
-
-
-def _edit_run(root, name, change):
-    path = root / "runs" / f"{name}.json"
-    doc = json.loads(path.read_text())
-    change(doc["spec"])
-    path.write_text(json.dumps(doc, indent=2))
-    write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
 
 
 def _catalog(root, tmp_path):
@@ -34,7 +23,7 @@ def _timing(latency, primary):
 
 def test_a_run_declaring_min_is_ranked_by_its_median_like_the_others(registry_copy, tmp_path):
     # torch's median (12 ms) is slower than liger's 9.11 ms; only its min (1 ms) is faster.
-    _edit_run(registry_copy, TORCH_RUN, _timing({"median": 12_000_000, "min": 1_000_000}, "min"))
+    edit_run(registry_copy, TORCH_RUN, _timing({"median": 12_000_000, "min": 1_000_000}, "min"))
     runs = _catalog(registry_copy, tmp_path)
     assert runs[TORCH_RUN]["primary"]["statistic"] == "median"
     assert runs[TORCH_RUN]["primary"]["value"] == 12_000_000
@@ -43,7 +32,7 @@ def test_a_run_declaring_min_is_ranked_by_its_median_like_the_others(registry_co
 
 
 def test_a_timed_run_without_the_protocols_statistic_is_not_ranked_and_says_why(registry_copy, tmp_path):
-    _edit_run(registry_copy, TORCH_RUN, _timing({"min": 1_000_000}, "min"))
+    edit_run(registry_copy, TORCH_RUN, _timing({"min": 1_000_000}, "min"))
     runs = _catalog(registry_copy, tmp_path)
     assert runs[TORCH_RUN]["rank"] is None
     assert runs[TORCH_RUN]["notEligible"] == [NO_MEDIAN]
@@ -54,7 +43,7 @@ def test_a_timed_run_without_the_protocols_statistic_is_not_ranked_and_says_why(
 
 def test_measurements_at_other_statistics_do_not_rank_and_say_which_is_missing(registry_copy, tmp_path):
     # Left with latency measurements at p20 and p80 only, while the protocol ranks by median.
-    _edit_run(registry_copy, TORCH_RUN, lambda spec: spec.pop("timing"))
+    edit_run(registry_copy, TORCH_RUN, lambda spec: spec.pop("timing"))
     runs = _catalog(registry_copy, tmp_path)
     assert runs[TORCH_RUN]["rank"] is None
     assert runs[TORCH_RUN]["notEligible"] == [NO_MEDIAN]
