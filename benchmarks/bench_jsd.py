@@ -57,7 +57,10 @@ def bench_backward(fn, xg, y, args):
 
     Our backward (like Liger's) scales the gradient saved by forward in place, so a graph's
     backward runs once: each timed backward gets a fresh forward, enqueued outside the events.
+    The upstream gradient is 2, not 1: with 1 both ours and Liger's skip the scale (the saved
+    dX is the gradient), and backward would time a bare launch, not the pass's bytes.
     """
+    two = torch.tensor(2.0, device="cuda")
     cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     grad = lambda: torch.autograd.grad(fn(xg, y), xg)  # noqa: E731
     grad()
@@ -76,7 +79,7 @@ def bench_backward(fn, xg, y, args):
         loss = fn(xg, y)
         cache.zero_()
         starts[i].record()
-        torch.autograd.grad(loss, xg)
+        torch.autograd.grad(loss, xg, grad_outputs=two.to(loss.dtype))
         ends[i].record()
     torch.cuda.synchronize()
     return sorted(a.elapsed_time(b) for a, b in zip(starts, ends))[n // 2]
@@ -171,6 +174,25 @@ def run_sweep(args, bw, log, save=lambda records: None):
     return records
 
 
+def run_labels(args, bw, log):
+    """Our forward at [2048, 128256] with shift_labels (every 8th row ignored) beside none."""
+    records = []
+    for dname in args.dtypes.split(","):
+        x, y = make_inputs(2048, 128256, DTYPES[dname])
+        xg = x.detach().requires_grad_()
+        labels = torch.zeros(2048, dtype=torch.long, device="cuda")
+        labels[::8] = -100
+        nbytes = reference.bytes_moved(2048, 128256, x.element_size(), pass_="forward")
+        for name, lab in (("no labels", None), ("labels", labels)):
+            ms = bench(lambda: jsd.jsd_loss(xg, y, lab, beta=args.beta), args)
+            share = nbytes / bw * 1e3 / ms
+            records.append(dict(dtype=dname, bt=2048, v=128256, impl="ours", pass_="forward", labels=lab is not None,
+                                ms=ms, share_of_copy=share))
+            log(f"# labels {dname} [2048, 128256] forward, {name}: {ms:.3f} ms, {100 * share:.1f}% of copy")
+        del x, y, xg
+    return records
+
+
 def fmt(r):
     if r["ms"] is None:
         return f"{r['dtype']:5} {r['bt']:6} {r['v']:7} {r['pass_']:13} {r['impl']:8} {'OOM':>9}"
@@ -188,7 +210,7 @@ HEADER = (
 
 
 def run_tune(args, bw, log):
-    """Time our kernel under several (BLOCK, num_warps, blocks_per_chunk, prefetch) configs."""
+    """Time our kernel under several (BLOCK, num_warps, programs per SM) configs."""
     records = []
     configs = [tuple(int(n) for n in c.split(":")) for c in args.configs.split(",")]
     for dname, bt, v in cases(args):
@@ -213,9 +235,7 @@ def dump_sass(path, beta):
         for dtype in (torch.bfloat16, torch.float32):
             x, y = make_inputs(64, 128256, dtype)
             cfg = jsd._config(128256, x.element_size(), x.device)
-            dx = torch.empty_like(x)
-            partial = torch.empty((64, triton.cdiv(triton.cdiv(128256, cfg[0]), cfg[2])), device="cuda")
-            k = jsd._launch(x, y, dx, partial, None, None, beta, -100, cfg)
+            _, k = jsd._launch(x, y, torch.empty_like(x), None, None, beta, -100, cfg)
             f.write(f"### {dtype} config={cfg} n_regs={k.n_regs} n_spills={k.n_spills}\n{k.asm['sass']}\n")
             print(f"# sass {dtype} cfg={cfg}: {k.n_regs} registers, {k.n_spills} spills", flush=True)
 
@@ -231,7 +251,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warm-up, ms")
     ap.add_argument("--rep", type=int, default=100, help="do_bench repetitions, ms")
     ap.add_argument("--tune", action="store_true", help="time our kernel's configs instead of the sweep")
-    ap.add_argument("--configs", default="4096:8:8:1,8192:8:4:0", help="BLOCK:num_warps:blocks_per_chunk:prefetch,...")
+    ap.add_argument("--configs", default="4096:8:2,2048:8:3,2048:4:5", help="BLOCK:num_warps:programs_per_sm,...")
     ap.add_argument("--sass", default="", help="write the kernel's SASS to this file")
     ap.add_argument("--out", default="", help="write OUT.txt (table) and OUT.json (numbers)")
     args = ap.parse_args()
@@ -266,7 +286,10 @@ def main():
         save(run_tune(args, bw, log))
     else:
         log(HEADER)
-        save(run_sweep(args, bw, log, save))
+        records = run_sweep(args, bw, log, save)
+        if "ours" in args.impls and not args.shapes:
+            records += run_labels(args, bw, log)
+        save(records)
 
 
 if __name__ == "__main__":

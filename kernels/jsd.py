@@ -26,6 +26,8 @@ contributes at most ~2^-120 * 120 to the loss and its gradient, far below any to
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -58,25 +60,26 @@ def _log2(x, FAST: tl.constexpr):
 
 
 @triton.jit
-def _tile(x, y, acc1, acc2, a, b, log2s, s, MODE: tl.constexpr, FAST: tl.constexpr):
-    """One tile: returns updated accumulators and dX (already divided by n).
+def _tile(x, y, a, b, log2s, s, MODE: tl.constexpr, FAST: tl.constexpr):
+    """One tile's per-lane loss terms (c1, c2) and dX, already divided by n.
 
-    acc1/acc2 hold per-lane partial sums whose row total becomes the loss in _jsd_kernel.
+    The row total is sum(c1) for the KL paths and (sum(c1) + beta*sum(c2)) * s for the general one.
     log2s = log2(1/n) is folded into the exponent for the KL paths, so scaling costs nothing.
     """
     if MODE == 0:
         xc = tl.maximum(x, -1e30)
         yc = tl.maximum(y, -1e30)
         ps = _exp2(yc * 1.4426950408889634 + log2s, FAST)  # P / n
-        acc1 += ps * (yc - xc)
+        c1 = ps * (yc - xc)
+        c2 = c1
         dx = -ps
     elif MODE == 1:
         xc = tl.maximum(x, -1e30)
         yc = tl.maximum(y, -1e30)
         qs = _exp2(xc * 1.4426950408889634 + log2s, FAST)  # Q / n
-        diff = xc - yc
-        acc1 += qs * diff
-        dx = qs * diff + qs
+        c1 = qs * (xc - yc)
+        c2 = c1
+        dx = c1 + qs
     else:
         x2 = tl.maximum(x * 1.4426950408889634, -120.0)
         y2 = tl.maximum(y * 1.4426950408889634, -120.0)
@@ -84,76 +87,49 @@ def _tile(x, y, acc1, acc2, a, b, log2s, s, MODE: tl.constexpr, FAST: tl.constex
         p = _exp2(y2, FAST)
         aq = a * q
         l2m = _log2(b * p + aq, FAST)
-        g = aq * (x2 - l2m)  # (1-beta) Q (X - log M) / ln 2
-        acc1 += g
-        acc2 += p * (y2 - l2m)  # times beta at the end
-        dx = g * s  # s = ln2 / n
-    return acc1, acc2, dx
+        c1 = aq * (x2 - l2m)  # (1-beta) Q (X - log M) / ln 2
+        c2 = p * (y2 - l2m)  # times beta at the end
+        dx = c1 * s  # s = ln2 / n
+    return c1, c2, dx
 
 
 @triton.jit
-def _off(rs, start, offs, ALIGN: tl.constexpr):
-    # With ALIGN, rs (row start + shift) makes every block start on a 16-byte boundary; the hint
-    # lets Triton emit 16-byte vector accesses although V itself is odd.
-    if ALIGN > 1:
-        return tl.multiple_of(rs + start + offs, ALIGN)
-    else:
-        return start + offs
+def _keep(LABELS, start, offs, V, n_rows, ignore_index, MULTIROW: tl.constexpr):
+    # Which lanes of the block starting at flat element `start` lie in rows that count.
+    if MULTIROW:  # V < BLOCK: a block may span many rows (small vocabularies only)
+        return tl.load(LABELS + tl.minimum((start + offs) // V, n_rows - 1)) != ignore_index
+    else:  # V >= BLOCK: at most two rows, split where row r0 ends
+        r0 = start // V
+        k0 = tl.load(LABELS + r0) != ignore_index
+        k1 = tl.load(LABELS + tl.minimum(r0 + 1, n_rows - 1)) != ignore_index
+        return tl.where(offs < (r0 + 1) * V - start, k0, k1)
 
 
 @triton.jit
 def _jsd_kernel(
-    X, stride_x, Y, stride_y, DX, stride_dx,
-    LABELS, N_VALID, PARTIAL,
-    V, n_rows, beta, ignore_index, blocks_per_chunk,
-    MODE: tl.constexpr, HAS_LABEL: tl.constexpr, STORE_GRAD: tl.constexpr,
-    BLOCK: tl.constexpr, PREFETCH: tl.constexpr, ALIGN: tl.constexpr, FAST: tl.constexpr,
+    X, Y, DX, LABELS, N_VALID, PARTIAL,
+    N, V, n_rows, rows_f, n_blocks, beta, ignore_index,
+    MODE: tl.constexpr, HAS_LABEL: tl.constexpr, MULTIROW: tl.constexpr, STORE_GRAD: tl.constexpr,
+    BLOCK: tl.constexpr, FAST: tl.constexpr,
 ):
-    row = tl.program_id(0)
-    chunk = tl.program_id(1)
-    n_chunks = tl.num_programs(1)
-    row64 = row.to(tl.int64)
-    out_ptr = PARTIAL + row64 * n_chunks + chunk
-    if ALIGN > 1:
-        # X, Y and dX share one row stride here. Blocks start `shift` elements into the row,
-        # where the address is 16-byte aligned; the first `shift` elements form a head tile.
-        rs = row64 * stride_x
-        shift = tl.minimum((ALIGN - rs % ALIGN) % ALIGN, V).to(tl.int32)
-        rs += shift
-        x_ptr = X
-        y_ptr = Y
-        dx_ptr = DX
-    else:
-        shift = 0
-        rs = 0
-        x_ptr = X + row64 * stride_x
-        y_ptr = Y + row64 * stride_y
-        dx_ptr = DX + row64 * stride_dx
-
-    Vb = V - shift  # elements covered by blocks
-    blk0 = chunk * blocks_per_chunk
-    blk1 = tl.minimum(blk0 + blocks_per_chunk, tl.cdiv(Vb, BLOCK))
-    n_full = Vb // BLOCK
+    # X, Y and dX are contiguous (BT, V): the loss is a sum over all BT*V elements, so the kernel
+    # walks them flat, ignoring row boundaries except to mask ignored rows. The grid is one wave
+    # (as many programs as fit on the SMs at once); program p takes blocks p, p+G, p+2G, ... so
+    # the wave sweeps memory as one window, as an elementwise torch kernel does. That (measured,
+    # NOTES.md round 3) beat one program per (row, chunk) (~31 waves, 264 rows apart in memory)
+    # and contiguous runs per program (264 streams 12 MB apart): 2 reads + 1 write streams run
+    # above copy speed only when the DRAM pages open at any moment are few and adjacent.
+    # It also needs no per-row tail or realignment for odd V: only the array's last block is partial.
+    pid = tl.program_id(0).to(tl.int64)
+    G = tl.num_programs(0)
+    n_full = N // BLOCK
+    owns_tail = (pid == n_full % G) & (n_full < n_blocks)
     offs = tl.arange(0, BLOCK)
-    hoffs = tl.arange(0, ALIGN if ALIGN > 1 else 2)
-    do_head = ALIGN > 1 and chunk == 0 and shift > 0
 
     if HAS_LABEL:
         n = tl.maximum(tl.load(N_VALID).to(tl.float32), 1.0)
-        if tl.load(LABELS + row) == ignore_index:
-            if STORE_GRAD:
-                zero = tl.zeros([BLOCK], dtype=DX.dtype.element_ty)
-                for blk in range(blk0, blk1):
-                    o = _off(rs, blk * BLOCK, offs, ALIGN)
-                    tl.store(dx_ptr + o, zero, mask=blk * BLOCK + offs < Vb)
-                if do_head:
-                    tl.store(dx_ptr + rs - shift + hoffs, tl.zeros_like(hoffs).to(DX.dtype.element_ty),
-                             mask=hoffs < shift)
-            tl.store(out_ptr, 0.0)
-            return
     else:
-        n = n_rows
-
+        n = rows_f
     # Scalars per program: the cost is nil, and keeping n on the device avoids a host sync.
     a = 1.0 - beta
     s = 0.6931471805599453 / n
@@ -161,62 +137,49 @@ def _jsd_kernel(
 
     acc1 = tl.zeros([BLOCK], dtype=tl.float32)
     acc2 = tl.zeros([BLOCK], dtype=tl.float32)
-    # Unmasked main loop over full blocks only, so loads/stores are plain 16-byte accesses.
-    hi = tl.minimum(blk1, n_full)
-    if PREFETCH:
-        # Load block k+1 before computing block k: each warp keeps a tile of loads in flight
-        # while it computes, instead of relying on other warps alone to cover DRAM latency.
-        # The last iteration re-reads its own block (an L2 hit) rather than branch.
-        o = _off(rs, blk0 * BLOCK, offs, ALIGN)
-        m0 = (offs * 0 + blk0) < hi  # a chunk with no full block loads nothing
-        xn = tl.load(x_ptr + o, mask=m0, other=0.0)
-        yn = tl.load(y_ptr + o, mask=m0, other=0.0)
-        for blk in range(blk0, hi):
-            x = xn.to(tl.float32)
-            y = yn.to(tl.float32)
-            o_next = _off(rs, tl.minimum(blk + 1, hi - 1) * BLOCK, offs, ALIGN)
-            xn = tl.load(x_ptr + o_next)
-            yn = tl.load(y_ptr + o_next)
-            acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
-            if STORE_GRAD:
-                tl.store(dx_ptr + _off(rs, blk * BLOCK, offs, ALIGN), dx.to(DX.dtype.element_ty))
-    else:
-        for blk in range(blk0, hi):
-            o = _off(rs, blk * BLOCK, offs, ALIGN)
-            x = tl.load(x_ptr + o).to(tl.float32)
-            y = tl.load(y_ptr + o).to(tl.float32)
-            acc1, acc2, dx = _tile(x, y, acc1, acc2, a, beta, log2s, s, MODE, FAST)
-            if STORE_GRAD:
-                tl.store(dx_ptr + o, dx.to(DX.dtype.element_ty))
-    # The one partial block of the row, in whichever chunk owns it.
-    if blk1 > n_full:
-        to = _off(rs, n_full * BLOCK, offs, ALIGN)
-        tm = n_full * BLOCK + offs < Vb
-        tx = tl.load(x_ptr + to, mask=tm, other=0.0).to(tl.float32)
-        ty = tl.load(y_ptr + to, mask=tm, other=0.0).to(tl.float32)
-        t1, t2, tdx = _tile(tx, ty, tl.zeros_like(tx), tl.zeros_like(tx), a, beta, log2s, s, MODE, FAST)
-        acc1 += tl.where(tm, t1, 0.0)
-        acc2 += tl.where(tm, t2, 0.0)
+    # Unmasked main loop over full blocks, so loads and stores are plain 16-byte accesses.
+    # The next block is loaded before this one is computed: each warp keeps a tile of loads in
+    # flight while it computes. The last iteration re-reads its own block (an L2 hit) rather than branch.
+    m0 = (offs * 0 + pid) < n_full  # a program with no full block loads nothing here
+    xn = tl.load(X + pid * BLOCK + offs, mask=m0, other=0.0)
+    yn = tl.load(Y + pid * BLOCK + offs, mask=m0, other=0.0)
+    for blk in range(pid, n_full, G):
+        x = xn.to(tl.float32)
+        y = yn.to(tl.float32)
+        nxt = tl.where(blk + G < n_full, blk + G, blk) * BLOCK
+        xn = tl.load(X + nxt + offs)
+        yn = tl.load(Y + nxt + offs)
+        c1, c2, dx = _tile(x, y, a, beta, log2s, s, MODE, FAST)
+        if HAS_LABEL:
+            keep = _keep(LABELS, blk * BLOCK, offs, V, n_rows, ignore_index, MULTIROW)
+            c1 = tl.where(keep, c1, 0.0)
+            c2 = tl.where(keep, c2, 0.0)
+            dx = tl.where(keep, dx, 0.0)
+        acc1 += c1
+        acc2 += c2
         if STORE_GRAD:
-            tl.store(dx_ptr + to, tdx.to(DX.dtype.element_ty), mask=tm)
+            tl.store(DX + blk * BLOCK + offs, dx.to(DX.dtype.element_ty))
+    # The array's one partial block, owned by the program next in turn.
+    if owns_tail:
+        start = n_full * BLOCK
+        tm = start + offs < N
+        x = tl.load(X + start + offs, mask=tm, other=0.0).to(tl.float32)
+        y = tl.load(Y + start + offs, mask=tm, other=0.0).to(tl.float32)
+        c1, c2, dx = _tile(x, y, a, beta, log2s, s, MODE, FAST)
+        if HAS_LABEL:
+            keep = _keep(LABELS, start, offs, V, n_rows, ignore_index, MULTIROW) & tm
+        else:
+            keep = tm
+        acc1 += tl.where(keep, c1, 0.0)
+        acc2 += tl.where(keep, c2, 0.0)
+        if STORE_GRAD:
+            tl.store(DX + start + offs, tl.where(keep, dx, 0.0).to(DX.dtype.element_ty), mask=tm)
     sum1 = tl.sum(acc1, axis=0)
-    sum2 = tl.sum(acc2, axis=0)
-    if do_head:
-        ho = rs - shift + hoffs
-        hm = hoffs < shift
-        hx = tl.load(x_ptr + ho, mask=hm, other=0.0).to(tl.float32)
-        hy = tl.load(y_ptr + ho, mask=hm, other=0.0).to(tl.float32)
-        h1, h2, hdx = _tile(hx, hy, tl.zeros_like(hx), tl.zeros_like(hx), a, beta, log2s, s, MODE, FAST)
-        sum1 += tl.sum(tl.where(hm, h1, 0.0), axis=0)
-        sum2 += tl.sum(tl.where(hm, h2, 0.0), axis=0)
-        if STORE_GRAD:
-            tl.store(dx_ptr + ho, hdx.to(DX.dtype.element_ty), mask=hm)
-
     if MODE == 2:
-        part = (sum1 + beta * sum2) * s
+        part = (sum1 + beta * tl.sum(acc2, axis=0)) * s
     else:
         part = sum1
-    tl.store(out_ptr, part)
+    tl.store(PARTIAL + pid, part)
 
 
 @triton.jit
@@ -249,17 +212,25 @@ def _scale_(dx, grad_output):
     return dx
 
 
-def _config(V: int, elem_bytes: int, device: torch.device):
-    """(BLOCK, num_warps, blocks_per_chunk, prefetch) by vocabulary size and dtype; tuned on one H200."""
+def _config(V: int, elem_bytes: int, device: torch.device, labels: bool = False):
+    """(BLOCK, num_warps, programs per SM) by dtype; tuned on one H200 (NOTES.md round 3).
+
+    Programs per SM must not exceed what fits at once (registers): a second, partial wave would
+    leave interleaved programs running alone at the end. Register counts are sm_90's (offline
+    compile, benchmarks/jsd_variants.py --offline); masking ignored rows costs registers.
+    """
     if device.type != "cuda":
-        return 64, 1, 2, 1  # interpreter: small tiles so tests cover several blocks and chunks
-    # H200, [2048, 128256] (NOTES.md): fp32 4096/8 warps and bf16 2048/4 warps with prefetch were
-    # best; bf16 wants small tiles (more warps per SM hide latency; its loop is instruction-heavy).
-    block, num_warps = (4096, 8) if elem_bytes == 4 else (2048, 4)
-    n_blocks = triton.cdiv(V, block)
-    # Chunks of ~32K elements: enough programs that the last wave is a small share of the work.
-    blocks_per_chunk = max(1, min(n_blocks, 32768 // block))
-    return block, num_warps, blocks_per_chunk, 1
+        return 64, 1, 3  # interpreter: small tiles and several programs, so tests cross both
+    if elem_bytes == 4:
+        # 8192 x 16 warps (97 registers) fills an SM with one program: 1.027x floor at [2048, 128256].
+        return (2048, 8, 2) if labels else (8192, 16, 1)
+    # bf16 is instruction-heavy per byte: small tiles, five programs (102 registers) per SM.
+    return (2048, 4, 4) if labels else (2048, 4, 5)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 1
 
 
 def _mode(beta: float) -> int:
@@ -268,27 +239,22 @@ def _mode(beta: float) -> int:
     return _MODE_FKL if beta == 0.0 else _MODE_RKL if beta == 1.0 else _MODE_GENERAL
 
 
-def _rows(t: torch.Tensor) -> torch.Tensor:
-    # Rows may be strided; elements within a row must be adjacent for vector loads.
-    return t if t.stride(-1) == 1 else t.contiguous()
-
-
-def _launch(x, y, dx, partial, labels, n_valid, beta, ignore_index, config):
-    """One launch over (BT rows, chunks); returns Triton's compiled kernel (for SASS reading)."""
+def _launch(x, y, dx, labels, n_valid, beta, ignore_index, config):
+    """One wave of programs over the flat (BT*V) elements; returns (partial sums, compiled kernel)."""
     BT, V = x.shape
-    block, num_warps, bpc, prefetch = config
-    vec = 16 // x.element_size()
-    # Odd row strides defeat 16-byte accesses; realign per row when X, Y and dX share a stride.
-    align = vec if (x.stride(0) % vec and x.stride(0) == y.stride(0) == V) else 0
+    block, num_warps, per_sm = config
+    n_blocks = triton.cdiv(x.numel(), block)
+    programs = min(n_blocks, per_sm * _sm_count(x.device))
+    partial = torch.empty(programs, dtype=torch.float32, device=x.device)
     # Unused pointers get a placeholder: the constexpr flags keep the kernel from touching them.
-    return _jsd_kernel[(BT, partial.shape[1])](
-        x, x.stride(0), y, y.stride(0), partial if dx is None else dx, 0 if dx is None else dx.stride(0),
+    kernel = _jsd_kernel[(programs,)](
+        x, y, partial if dx is None else dx,
         partial if labels is None else labels, partial if n_valid is None else n_valid, partial,
-        V, float(BT), float(beta), int(ignore_index), bpc,
-        MODE=_mode(float(beta)), HAS_LABEL=labels is not None, STORE_GRAD=dx is not None,
-        BLOCK=block, PREFETCH=bool(prefetch), ALIGN=align, FAST=x.is_cuda and torch.version.hip is None,
-        num_warps=num_warps,
+        x.numel(), V, BT, float(BT), n_blocks, float(beta), int(ignore_index),
+        MODE=_mode(float(beta)), HAS_LABEL=labels is not None, MULTIROW=V < block, STORE_GRAD=dx is not None,
+        BLOCK=block, FAST=x.is_cuda and torch.version.hip is None, num_warps=num_warps,
     )
+    return partial, kernel
 
 
 def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_grad=True, config=None):
@@ -296,11 +262,9 @@ def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_g
     if x.dim() != 2 or x.shape != y.shape:
         raise ValueError(f"expected two (BT, V) tensors of one shape, got {tuple(x.shape)} and {tuple(y.shape)}")
     _mode(float(beta))
-    x, y = _rows(x), _rows(y)
+    # The kernel walks X, Y and dX as flat arrays; other layouts are copied once (as Liger does).
+    x, y = x.contiguous(), y.contiguous()
     BT, V = x.shape
-    config = config or _config(V, x.element_size(), x.device)
-    n_chunks = triton.cdiv(triton.cdiv(V, config[0]), config[2])
-    partial = torch.empty((BT, n_chunks), dtype=torch.float32, device=x.device)
     dx = torch.empty((BT, V), dtype=x.dtype, device=x.device) if store_grad else None
     labels = n_valid = None
     if shift_labels is not None:
@@ -308,12 +272,9 @@ def jsd_forward(x, y, shift_labels=None, *, beta=0.5, ignore_index=-100, store_g
             raise ValueError(f"shift_labels must have shape ({BT},), got {tuple(shift_labels.shape)}")
         labels = shift_labels.contiguous()
         n_valid = (labels != ignore_index).sum()  # stays on the device: no .item()
-    if BT > 0 and V > 0:
-        _launch(x, y, dx, partial, labels, n_valid, beta, ignore_index, config)
-    else:
-        partial.zero_()
-        if dx is not None:
-            dx.zero_()
+    if x.numel() == 0:
+        return torch.zeros((), dtype=x.dtype, device=x.device), dx
+    partial, _ = _launch(x, y, dx, labels, n_valid, beta, ignore_index, config or _config(V, x.element_size(), x.device, labels is not None))
     # torch.sum over a fixed-shape tensor has a fixed order: the loss is bitwise reproducible.
     return partial.sum().to(x.dtype), dx
 
