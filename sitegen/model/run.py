@@ -56,6 +56,8 @@ class ProcessTiming(Strict):
     """Raw samples of this process."""
     hostTimedNs: NonNegativeInt | None = None
     """Per-call time of a synchronized host-timed batch, as a cross-check."""
+    hostWaitNs: NonNegativeInt | None = None
+    """Per-call time the host still waited, in that batch, after the call returned: GPU work the call left running on any stream."""
 
 
 class Timing(Strict):

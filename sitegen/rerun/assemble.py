@@ -34,8 +34,9 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
     processes = []
     for p in per_process:
         entry = {"medianNs": summary(p["samplesNs"])["median"], "samplesNs": p["samplesNs"]}
-        if p.get("hostTimedNs") is not None:
-            entry["hostTimedNs"] = p["hostTimedNs"]
+        for key in ("hostTimedNs", "hostWaitNs"):
+            if p.get(key) is not None:
+                entry[key] = p[key]
         processes.append(entry)
     return {"latencyNs": summary(pooled), "primaryStatistic": "median", "samplesNs": pooled, "processes": processes}
 
@@ -64,7 +65,8 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     states = [s for p in per_process for s in (p.get("gpuBefore"), p.get("gpuAfter"))]
     checks = [
         integrity.roofline(median, nbytes, copy_bytes_per_s),
-        integrity.host_timed(median, [p["hostTimedNs"] for p in per_process if p.get("hostTimedNs") is not None]),
+        integrity.host_timed(median, [p["hostTimedNs"] for p in per_process if p.get("hostTimedNs") is not None],
+                             [p["hostWaitNs"] for p in per_process if p.get("hostWaitNs") is not None]),
         integrity.throttle(states, max_sm_mhz),
         integrity.exclusive(process_counts, expected_counts),
     ]

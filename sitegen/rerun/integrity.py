@@ -14,10 +14,12 @@ REPEATED_MAX_SPEEDUP = 1.10
 # on an H200 the copy reaches ~4.3 TB/s of the 4.8 TB/s peak (1.12×). Times more than
 # this factor under the copy-bandwidth floor are physically implausible.
 ROOFLINE_SLACK = 1.15
-# Events bracket only the current stream; a synchronized host batch sees every stream.
-# Honest GPU-bound calls give event time ≈ host time per call. A CPU-bound call can legally
-# read lower on events: its host overhead overlaps the L2 flush queued ahead of the start
-# event, so the gap is at most the flush's duration (256 MiB zeroed: ~0.1 ms on an H200).
+# Events bracket only the current stream; a synchronized host batch sees every stream. What
+# the host still waits for after a call returns is GPU work the call left running: for an
+# honest call, at most what the events saw plus the sync's wake-up; for a side-stream launch,
+# the hidden work. (The whole host time per call is no test: a CPU-bound call, such as a
+# backward that only launches one small kernel through the autograd engine, takes ~0.2 ms on
+# the host for ~15 us on the device.) The slack covers sync wake-up and launch jitter.
 HOST_MIN_RATIO = 0.5
 HOST_SLACK_NS = 200_000
 POWER_CAP_MIN_CLOCK_SHARE = 0.97
@@ -54,14 +56,20 @@ def repeated_input(fresh_median_ns: int, repeated_median_ns: int | None) -> dict
         f"{speedup:.3f}x (flagged above {REPEATED_MAX_SPEEDUP}x)")}
 
 
-def host_timed(median_ns: int, host_ns: list[int]) -> dict:
-    if not host_ns:
+def host_timed(median_ns: int, host_ns: list[int], wait_ns: list[int] | None = None) -> dict:
+    """Refuses event times that miss GPU work the host had to wait for (wait_ns: after return).
+
+    Without wait_ns (records of older harnesses) the whole host time stands in, as it did then.
+    """
+    if not host_ns and not wait_ns:
         return {"name": "host_timed", "passed": False, "detail": "not checked"}
-    host = min(host_ns)
-    ok = median_ns >= HOST_MIN_RATIO * host or host - median_ns <= HOST_SLACK_NS
+    hidden = min(wait_ns) if wait_ns else min(host_ns)
+    ok = median_ns >= HOST_MIN_RATIO * hidden or hidden - median_ns <= HOST_SLACK_NS
+    what = (f"host still waiting {hidden} ns per call after it returned (whole call {min(host_ns)} ns)"
+            if wait_ns else f"synchronized host batch {hidden} ns per call")
     return {"name": "host_timed", "passed": ok, "detail": (
-        f"event median {median_ns} ns vs synchronized host batch {host} ns per call "
-        f"(refused below {HOST_MIN_RATIO} of it and {HOST_SLACK_NS} ns short: work the events did not see)")}
+        f"event median {median_ns} ns vs {what} (refused below {HOST_MIN_RATIO} of it and "
+        f"{HOST_SLACK_NS} ns short: work the events did not see)")}
 
 
 def throttle(states: list[dict | None], max_sm_mhz: int | None = None) -> dict:

@@ -135,7 +135,8 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         f"(seeds {SEEDS[1]}, {SEEDS[2]}) and an odd shape [max(3, tokens/4) | 1, odd vocab] (seed {SEEDS[3]}); "
         "one that fails is recorded as failed with its error and never timed. A time is refused below the "
         "bytes-moved floor at the copy bandwidth measured in the run, or when the event time is under "
-        "half of, and over 0.2 ms short of, the median of individually synchronized host-timed calls; a repeated-input speed-up over 10% or GPU throttling (a thermal or hardware slowdown, or a "
+        "half of, and over 0.2 ms short of, the time the host still waits for the GPU after the call "
+        "returns (median of individually synchronized host-timed calls); a repeated-input speed-up over 10% or GPU throttling (a thermal or hardware slowdown, or a "
         f"power cap that held the SM clock under {integrity.POWER_CAP_MIN_CLOCK_SHARE:.0%} of its maximum) is "
         "flagged. Comparable with runs of this family on the same GPU product and workload."
     )

@@ -57,21 +57,28 @@ class Clock:
         torch.cuda.synchronize()
         return [int(round(s.elapsed_time(e) * 1e6)) for s, e in pairs]
 
-    def host_batch(self, runner, calls: int) -> int:
-        """Median ns of synchronized calls timed on the host: the sync waits for every stream.
+    def host_batch(self, runner, calls: int) -> dict[str, int]:
+        """Synchronized calls timed on the host: the sync waits for every stream.
 
-        Each call is synchronized on its own (rather than one long batch) so that the untimed
-        reset before it, which may build a backward's graph, stays outside the clock.
+        hostTimedNs is the median whole call; hostWaitNs the median time the host still waited
+        after the call returned, which is GPU work (on any stream) the call left running. Only
+        the latter can expose a side stream: a CPU-bound call (Python, the autograd engine)
+        takes long on the host yet leaves little to wait for. Each call is synchronized on its
+        own so that the untimed reset before it, which may build a backward's graph, stays
+        outside the clock.
         """
-        times = []
+        whole, wait = [], []
         for i in range(calls):
             runner.reset(i)
             self.sync()
             t0 = time.perf_counter_ns()
             runner(i)
+            t1 = time.perf_counter_ns()
             self.sync()
-            times.append(time.perf_counter_ns() - t0)
-        return int(statistics.median(times))
+            t2 = time.perf_counter_ns()
+            whole.append(t2 - t0)
+            wait.append(t2 - t1)
+        return {"hostTimedNs": int(statistics.median(whole)), "hostWaitNs": int(statistics.median(wait))}
 
 
 def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: float = WARMUP_MIN_MS) -> tuple[int, float]:
@@ -105,7 +112,7 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
     out = {
         "samplesNs": samples,
         "warmupCalls": warm_calls,
-        "hostTimedNs": clock.host_batch(runner, probe),
+        **clock.host_batch(runner, probe),
     }
     if repeated_probe:
         # The same input set every call: a result cache or data-dependent shortcut shows as
@@ -133,4 +140,4 @@ def do_bench_samples(clock: Clock, runner, *, rep_ms: float = 100.0, warmup_ms: 
         state["i"] += 1
 
     times_ms = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")
-    return {"samplesNs": [int(round(t * 1e6)) for t in times_ms], "hostTimedNs": clock.host_batch(runner, 10)}
+    return {"samplesNs": [int(round(t * 1e6)) for t in times_ms], **clock.host_batch(runner, 10)}

@@ -36,6 +36,16 @@ def test_host_timed_cross_check_sees_unseen_work():
     assert integrity.host_timed(10_000, [60_000])["passed"]
 
 
+def test_host_wait_after_return_separates_cpu_bound_calls_from_side_streams():
+    # Measured on the H200: a backward that launches one small kernel through the autograd
+    # engine saw 15.6 us on events and 229 us on the host, nearly all before it returned.
+    assert integrity.host_timed(15_616, [229_044], [20_000])["passed"]
+    assert not integrity.host_timed(15_616, [229_044])["passed"]  # the whole-call rule refused it
+    # A side stream: the call returns at once, the host then waits for the hidden work.
+    check = integrity.host_timed(10_000, [400_000], [390_000])
+    assert not check["passed"] and "390000 ns per call after it returned" in check["detail"]
+
+
 def test_throttle_reasons_mark_a_run():
     calm = {"smClockMHz": 1980, "throttleReasons": []}
     hot = {"smClockMHz": 1500, "throttleReasons": ["hw_thermal_slowdown"]}
