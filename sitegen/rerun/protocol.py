@@ -138,5 +138,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "half of, and over 0.2 ms short of, the time the host still waits for the GPU after the call "
         "returns (median of individually synchronized host-timed calls); a repeated-input speed-up over 10% or GPU throttling (a thermal or hardware slowdown, or a "
         f"power cap that held the SM clock under {integrity.POWER_CAP_MIN_CLOCK_SHARE:.0%} of its maximum) is "
-        "flagged. Comparable with runs of this family on the same GPU product and workload."
+        "flagged; before each case a process waits up to "
+        f"{integrity.SETTLE_S:g} s for the GPU to leave any such state, so that one case's power draw does not "
+        "flag the next. Comparable with runs of this family on the same GPU product and workload."
     )

@@ -19,6 +19,21 @@ def _log(plan: dict, message: str, t0: float) -> None:
           file=sys.stderr, flush=True)
 
 
+SETTLE_POLL_S = 0.05
+
+
+def settle(max_sm_mhz: int | None, limit_s: float | None = None) -> dict | None:
+    """The GPU's state once it is not throttled (integrity.throttle's rule), or after limit_s."""
+    from sitegen.rerun import gpustate, integrity
+
+    deadline = time.monotonic() + (integrity.SETTLE_S if limit_s is None else limit_s)
+    while True:
+        state = gpustate.state()
+        if state is None or integrity.throttle([state], max_sm_mhz)["passed"] or time.monotonic() >= deadline:
+            return state
+        time.sleep(SETTLE_POLL_S)
+
+
 def copy_bandwidth(device: str) -> float:
     """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written."""
     import torch
@@ -90,11 +105,12 @@ def run(plan: dict) -> dict:
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
     clock = timing.Clock(device)
+    max_sm_mhz = ((gpustate.facts() or {}).get("maxClocksMHz") or {}).get("sm")
     todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
             if i in modules and f"{i}|{w.key}" not in skip]
     for n, (w, p, impl) in enumerate(todo, 1):
         key = f"{w.key}/{p}/{impl}"
-        before = gpustate.state()
+        before = settle(max_sm_mhz)
         runner = None
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
