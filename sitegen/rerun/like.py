@@ -13,20 +13,6 @@ from sitegen.rerun.registryscan import Scan, find_run
 MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
 
 
-def verdict(*, original_product: str, local_product: str, original_ns: float | None, new_ns: float | None,
-            tolerance: float = AGREEMENT) -> str:
-    """'reproduced within N%', 'not reproduced (N% slower|faster)', or 'not comparable (…)'."""
-    if original_product != local_product:
-        return f"not comparable (different GPU product: {original_product} vs {local_product})"
-    if not original_ns or new_ns is None:
-        return "not comparable (no primary value to compare)"
-    change = (new_ns - original_ns) / original_ns
-    pct = abs(change) * 100
-    if abs(change) <= tolerance:
-        return f"reproduced within {max(pct, 0.1):.1f}%"
-    return f"not reproduced ({pct:.1f}% {'slower' if change > 0 else 'faster'})"
-
-
 @dataclass
 class LikePlan:
     run_digest: str

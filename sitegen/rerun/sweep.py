@@ -24,7 +24,8 @@ from sitegen.rerun import gpustate, protocol, records, revision
 from sitegen.rerun.assemble import outcome
 from sitegen.rerun.cases import OPERATION, Case, Workload, cases
 from sitegen.rerun.environment import environment_spec, instance
-from sitegen.rerun.like import LikePlan, verdict
+from sitegen.rerun.like import LikePlan
+from sitegen.verdict import judge
 
 
 @dataclass
@@ -170,8 +171,9 @@ def run(opts: Options) -> dict[str, Any]:
     }
     if opts.like:
         new_ns = summary_rows[0]["medianNs"] if summary_rows else None
-        summary["verdict"] = verdict(original_product=opts.like.original_product, local_product=product,
-                                     original_ns=opts.like.original_ns, new_ns=new_ns, tolerance=opts.like.tolerance)
+        summary["verdict"] = judge(rerun_product=product, original_product=opts.like.original_product,
+                                   rerun_value=new_ns, original_value=opts.like.original_ns,
+                                   tolerance=opts.like.tolerance).text
         ran = impl_docs.get(opts.like.impl, {}).get("spec", {}).get("projectRevision", {}).get("version")
         if opts.like.impl == "liger" and opts.like.original_version and ran and ran != opts.like.original_version:
             summary["implementationNote"] = f"implementation differs: Liger {opts.like.original_version} recorded, {ran} rerun"

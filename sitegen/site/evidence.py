@@ -9,10 +9,8 @@ conditions it meets. Attestations never enter here.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
-
 from sitegen.site.index import Index, RunFacts
-from sitegen.site.units import percent
+from sitegen.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
 CONTROLLED_HARNESS = "sitegen rerun"
@@ -91,29 +89,11 @@ def assign_levels(index: Index) -> None:
                 facts.level = "Replicated"
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """How a rerun compares with the run it re-measures."""
-
-    outcome: str  # "reproduced", "not reproduced" or "not comparable"
-    text: str
-
-
 def verdict(rerun: RunFacts, original: RunFacts) -> Verdict:
-    """The --like verdict: comparable hardware first, then agreement of primary values."""
-    new_gpu = rerun.environment.model.spec.hardware.product
-    old_gpu = original.environment.model.spec.hardware.product
-    if new_gpu != old_gpu:
-        return Verdict("not comparable", f"not comparable (different GPU product: {new_gpu} vs {old_gpu})")
-    if rerun.value is None or original.value is None or original.value == 0:
-        return Verdict("not comparable", "not comparable (no primary value to compare)")
-    if (rerun.metric, rerun.unit) != (original.metric, original.unit):
-        return Verdict("not comparable", f"not comparable (different metric: {rerun.metric} vs {original.metric})")
-    change = (rerun.value - original.value) / original.value
-    tolerance = agreement(rerun)
-    direction = "slower" if change > 0 else "faster"
-    if rerun.metric != "latency":
-        direction = "higher" if change > 0 else "lower"
-    if abs(change) <= tolerance:
-        return Verdict("reproduced", f"reproduced within {percent(tolerance)} ({percent(change)} {direction})")
-    return Verdict("not reproduced", f"not reproduced ({percent(change)} {direction})")
+    """The --like verdict of a rerun in this registry against the run it re-measures."""
+    return judge(
+        rerun_product=rerun.environment.model.spec.hardware.product,
+        original_product=original.environment.model.spec.hardware.product,
+        rerun_value=rerun.value, original_value=original.value, tolerance=agreement(rerun),
+        rerun_metric=f"{rerun.metric} ({rerun.unit})", original_metric=f"{original.metric} ({original.unit})",
+    )

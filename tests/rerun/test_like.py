@@ -8,30 +8,34 @@ from click.testing import CliRunner
 from sitegen.digest import document_digest
 from sitegen.importers import catalog
 from sitegen.problems import InputError
-from sitegen.rerun.like import plan, verdict
+from sitegen.rerun.like import plan
 from sitegen.rerun.records import path_of, render
 from sitegen.rerun.registryscan import scan
+from sitegen.verdict import judge
+
+
+def _verdict(original_product, rerun_product, original_ns, new_ns, tolerance=0.05):
+    return judge(rerun_product=rerun_product, original_product=original_product, rerun_value=new_ns,
+                 original_value=original_ns, tolerance=tolerance).text
 
 
 def test_verdict_same_product_within_tolerance():
-    assert verdict(original_product="NVIDIA H200", local_product="NVIDIA H200", original_ns=1000, new_ns=1030) == "reproduced within 3.0%"
+    assert _verdict("NVIDIA H200", "NVIDIA H200", 1000, 1030) == "reproduced within 5% (3% slower)"
 
 
 def test_verdict_same_product_beyond_tolerance_says_direction():
-    v = verdict(original_product="NVIDIA H200", local_product="NVIDIA H200", original_ns=1000, new_ns=1200)
-    assert v == "not reproduced (20.0% slower)"
-    assert verdict(original_product="A", local_product="A", original_ns=1000, new_ns=800) == "not reproduced (20.0% faster)"
+    assert _verdict("NVIDIA H200", "NVIDIA H200", 1000, 1200) == "not reproduced (20% slower)"
+    assert _verdict("A", "A", 1000, 800) == "not reproduced (20% faster)"
 
 
 def test_verdict_respects_the_protocol_tolerance():
-    args = dict(original_product="A", local_product="A", original_ns=1000, new_ns=1080)
-    assert verdict(**args, tolerance=0.10).startswith("reproduced")
-    assert verdict(**args, tolerance=0.05).startswith("not reproduced")
+    assert _verdict("A", "A", 1000, 1080, tolerance=0.10).startswith("reproduced")
+    assert _verdict("A", "A", 1000, 1080, tolerance=0.05).startswith("not reproduced")
 
 
 def test_verdict_other_product_is_not_comparable():
-    v = verdict(original_product="NVIDIA B200", local_product="NVIDIA H200", original_ns=1000, new_ns=1000)
-    assert v == "not comparable (different GPU product: NVIDIA B200 vs NVIDIA H200)"
+    assert _verdict("NVIDIA B200", "NVIDIA H200", 1000, 1000) == (
+        "not comparable (different GPU product: NVIDIA B200 recorded, NVIDIA H200 rerun)")
 
 
 def liger_registry(root, product="NVIDIA B200"):
@@ -87,7 +91,7 @@ def test_like_on_cpu_links_the_original_and_says_not_comparable(tmp_path):
                                        "--records", str(tmp_path), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["verdict"].startswith("not comparable (different GPU product: NVIDIA B200 vs ")
+    assert summary["verdict"].startswith("not comparable (different GPU product: NVIDIA B200 recorded, ")
     records, problems = load_paths([tmp_path])
     assert problems == []
     (new,) = [r for r in records if r.kind == "BenchmarkRun" and r.model.spec.evidence and r.model.spec.evidence.rerunOf]

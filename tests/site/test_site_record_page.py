@@ -133,7 +133,7 @@ def test_attestation_is_shown_sanitized(record):
 
 
 def test_verdicts_link_both_ways(site, record):
-    assert "not comparable (different GPU product: NVIDIA H200 vs NVIDIA B200)" in record.text()
+    assert "not comparable (different GPU product: NVIDIA B200 recorded, NVIDIA H200 rerun)" in record.text()
     rerun = parse(site, "runs/liger-h200-tokens2048-rerun-2026-08-20/index.html")
     assert "Rerun of" in rerun.text()
     assert resolve(rerun.path, _links(rerun)[next(k for k in _links(rerun) if k.startswith("Liger on NVIDIA B200"))])[0] == record.path
