@@ -1,7 +1,8 @@
 """The JSD kernel on small shapes (Triton's interpreter on a CPU, or the GPU) vs float64 autograd.
 
-Under the interpreter the launcher picks BLOCK=64 with two blocks per chunk, so V=301 covers
-full blocks, a masked tail and several chunks per row; V=37 is a lone partial block.
+Under the interpreter the launcher picks BLOCK=64 and three programs over the flat BT*V
+elements, so V=301 has blocks that span a row boundary and V=37 blocks that span several
+rows (the per-element label path), and every program takes several interleaved blocks.
 """
 
 import os
@@ -150,7 +151,8 @@ def test_bytes_moved():
 @pytest.mark.parametrize("config", [(64, 1, 1), (64, 2, 3), (128, 1, 2), (32, 1, 7), (1024, 1, 4), (64, 1, 1000)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_launch_configs(config, dtype):
-    """Every tiling computes the same thing: blocks within a row, blocks spanning rows (V < BLOCK), one or many programs, more programs than blocks."""
+    """Every tiling computes the same thing: blocks spanning two rows or many (V < BLOCK), one
+    program or many, and as many programs as blocks (the launcher caps the grid there)."""
     from jsd_checks import assert_grad_close, assert_loss_close, jsd_forward
 
     g = gen(23)
@@ -163,3 +165,90 @@ def test_launch_configs(config, dtype):
         ref.backward()
         assert_loss_close(loss, ref, dtype)
         assert_grad_close(dx, x64.grad, dtype)
+
+
+def _launch_with_grid(x, y, labels, beta, block, programs):
+    """The flat kernel with an explicit grid, which jsd_forward never picks above the block count.
+
+    dX and the partial sums start as NaN, so an element or partial that no program writes, or a
+    block that two programs both add, shows up against the reference. Mirrors jsd._launch's call.
+    """
+    import sys
+
+    import triton
+    from jsd_checks import jsd_forward
+
+    jsd = sys.modules[jsd_forward.__module__]
+    bt, v = x.shape
+    dx = torch.full_like(x, float("nan"))
+    partial = torch.full((programs,), float("nan"), device=x.device)
+    n_valid = None if labels is None else (labels != -100).sum()
+    jsd._jsd_kernel[(programs,)](
+        x, y, dx, partial if labels is None else labels, partial if n_valid is None else n_valid, partial,
+        x.numel(), v, bt, float(bt), triton.cdiv(x.numel(), block), float(beta), -100,
+        MODE=jsd._mode(beta), HAS_LABEL=labels is not None, MULTIROW=v < block, STORE_GRAD=True,
+        BLOCK=block, FAST=False, num_warps=1,
+    )
+    return partial.sum(), dx
+
+
+# (BT, V) against BLOCK=16: N < BLOCK (1x1, 1x5, 5x1), BT=1, V=1, V = BLOCK-1/BLOCK/BLOCK+1,
+# N % BLOCK == 0 (2x16, 3x48), blocks spanning two rows (3x17, 4x33) and three (7x9).
+@pytest.mark.parametrize("bt,v", [(1, 1), (1, 5), (5, 1), (1, 40), (2, 15), (2, 16), (3, 17), (4, 33), (7, 9), (3, 48)])
+def test_every_element_written_once_for_any_grid(bt, v):
+    """Each block is owned by exactly one program for grids of 1 program up to more than n_blocks."""
+    from jsd_checks import assert_grad_close, assert_loss_close
+
+    block = 16
+    g = gen(bt * 1000 + v)
+    x, y = logprobs(bt, v, torch.float32, DEVICE, gen=g), logprobs(bt, v, torch.float32, DEVICE, gen=g)
+    n_full, n_blocks = bt * v // block, -(-bt * v // block)
+    rows = torch.arange(bt, device=DEVICE)
+    label_sets = {"none": None, "even_ignored": torch.where(rows % 2 == 0, -100, rows + 5),
+                  "odd_ignored": torch.where(rows % 2 == 1, -100, rows + 5)}
+    for programs in sorted({1, 2, 3, n_full, n_full + 1, n_blocks + 2} - {0}):
+        for name, labels in label_sets.items():
+            for beta in (0.0, 0.5, 1.0):
+                loss, dx = _launch_with_grid(x, y, labels, beta, block, programs)
+                x64 = x.double().requires_grad_()
+                ref = jsd_reference(x64, y, labels, beta=beta)
+                ref.backward()
+                assert_loss_close(loss, ref, torch.float32)
+                assert_grad_close(dx, x64.grad, torch.float32)
+
+
+@pytest.mark.parametrize("bt,v", [(1, 1), (1, 5), (1, 37), (1, 301), (5, 1), (2, 20), (6, 37)])
+@pytest.mark.parametrize("labels", ["none", "first_ignored", "last_ignored"])
+def test_small_shapes(bt, v, labels):
+    """Through the public API: BT = 1, V = 1, N = 1 and N < BLOCK, where integer arguments equal to
+    1 become constexprs on the GPU (n_rows, V, N, n_blocks), including the backward scale; and
+    BLOCK/2 <= V < BLOCK (6x37 under the interpreter), where one block spans three rows, so the
+    launcher must pick the per-element (MULTIROW) label path."""
+    g = gen(bt * 1000 + v)
+    x, y = logprobs(bt, v, torch.float32, DEVICE, gen=g), logprobs(bt, v, torch.float32, DEVICE, gen=g)
+    lab = None
+    if labels != "none":
+        lab = torch.arange(bt, device=DEVICE) + 7
+        lab[0 if labels == "first_ignored" else -1] = -100
+    for beta in (0.0, 0.5, 1.0):
+        loss, grad = check_against_reference(x, y, lab, beta, upstream=0.5)
+        if lab is not None and bt == 1:
+            assert loss.item() == 0.0 and not grad.any()
+
+
+def test_ignore_index_one():
+    """ignore_index = 1 is specialized to a constexpr on the GPU; labels equal to 1 are dropped."""
+    g = gen(29)
+    x, y = logprobs(4, 70, torch.float32, DEVICE, gen=g), logprobs(4, 70, torch.float32, DEVICE, gen=g)
+    lab = torch.tensor([1, 5, 1, -100], device=DEVICE)
+    for beta in (0.0, 0.5, 1.0):
+        xk = x.clone().requires_grad_()
+        loss = JSD(beta=beta, ignore_index=1)(xk, y, lab)
+        (grad,) = torch.autograd.grad(loss, xk)
+        x64 = x.double().requires_grad_()
+        ref = jsd_reference(x64, y, lab, beta=beta, ignore_index=1)
+        ref.backward()
+        torch.testing.assert_close(loss.double().cpu(), ref.detach().cpu(), rtol=1e-5, atol=1e-6)
+        atol = 1e-5 * x64.grad.abs().max().item()
+        torch.testing.assert_close(grad.double().cpu(), x64.grad.cpu(), rtol=1e-4, atol=atol)
+        assert not grad[0].any() and not grad[2].any() and grad[3].any()
