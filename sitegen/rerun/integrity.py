@@ -26,8 +26,10 @@ POWER_CAP_MIN_CLOCK_SHARE = 0.97
 # Before each case the GPU may still be power-capped by the case before it (seen on an H200:
 # 1695-1875 MHz of 1980 at a case's start, 1980 at its end). Waiting that out (worker.settle)
 # keeps one case's power draw from flagging the next; a case that drives the cap itself is
-# still flagged.
-SETTLE_S = 5.0
+# still flagged. The waits are bounded per process too, so that a GPU that never leaves its
+# cap cannot push the default sweep (96 cases, ~8 min) past its 10-minute budget.
+SETTLE_S = 2.0
+SETTLE_TOTAL_S = 30.0
 
 
 def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
