@@ -54,13 +54,8 @@ def per_process_ms(min_time_ms: float, processes: int) -> float:
 def protocol_document(*, version: str | None, commit: str | None, repository: str | None,
                       interpret: bool, processes: int = PROCESSES) -> dict[str, Any]:
     """The BenchmarkProtocol of a controlled rerun (or of an --interpret rehearsal)."""
-    harness: dict[str, Any] = {"name": HARNESS}
-    if version:
-        harness["version"] = version
-    if repository:
-        harness["repository"] = repository
-    if commit:
-        harness["commit"] = commit
+    harness = {"name": HARNESS, **{k: v for k, v in (("version", version), ("repository", repository),
+                                                      ("commit", commit)) if v}}
     min_samples = INTERPRET_MIN_SAMPLES if interpret else MIN_SAMPLES
     min_ms = INTERPRET_MIN_TIME_MS if interpret else MIN_TIME_MS
     warm_calls, warm_ms = INTERPRET_WARMUP if interpret else WARMUP

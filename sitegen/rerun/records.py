@@ -72,15 +72,8 @@ def implementation_doc(impl: str, version: str | None, *, commit: str | None, re
         return catalog.implementation_document(OPERATION, "liger", version)
     if impl == "sitegen":
         doc = catalog.implementation_document(OPERATION, "sitegen", None)
-        revision: dict[str, Any] = {"project": "sitegen"}
-        if repository:
-            revision["repository"] = repository
-        if commit:
-            revision["commit"] = commit
-        if version:
-            revision["version"] = version
-        if source_digest:
-            revision["sourceDigest"] = source_digest
+        revision = {"project": "sitegen", **{k: v for k, v in (
+            ("repository", repository), ("commit", commit), ("version", version), ("sourceDigest", source_digest)) if v}}
         doc["spec"].update({
             "name": "sitegen",
             "projectRevision": revision,
