@@ -71,15 +71,22 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         integrity.exclusive(process_counts, expected_counts),
     ]
     if repeated_probe:
-        checks.insert(1, integrity.repeated_input(
-            summary(per_process[0]["samplesNs"])["median"], per_process[0].get("repeatedMedianNs")))
+        # The probe's own fresh blocks, interleaved with its repeated ones, where it took them.
+        first = per_process[0]
+        fresh = first.get("repeatedFreshMedianNs") or summary(first["samplesNs"])["median"]
+        checks.insert(1, integrity.repeated_input(fresh, first.get("repeatedMedianNs")))
     result["integrity"] = checks
     result["gpuBefore"], result["gpuAfter"] = per_process[0].get("gpuBefore"), per_process[-1].get("gpuAfter")
     result["details"] = {"floorBytes": nbytes, "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process)}
     if copy_bytes_per_s:
         result["details"]["copyBandwidthGBs"] = round(copy_bytes_per_s / 1e9, 2)
+    discards = sum(p.get("throttleDiscards", 0) for p in per_process)
+    if discards:
+        result["details"]["throttleDiscardedSamples"] = discards
     if per_process[0].get("repeatedMedianNs") is not None:
         result["details"]["repeatedInputMedianNs"] = per_process[0]["repeatedMedianNs"]
+        if per_process[0].get("repeatedFreshMedianNs") is not None:
+            result["details"]["repeatedInputFreshMedianNs"] = per_process[0]["repeatedFreshMedianNs"]
     refused = [c for c in checks if c["name"] in ("roofline", "host_timed") and not c["passed"]]
     if refused:
         result["status"] = "failed"

@@ -23,13 +23,17 @@ ROOFLINE_SLACK = 1.15
 HOST_MIN_RATIO = 0.5
 HOST_SLACK_NS = 200_000
 POWER_CAP_MIN_CLOCK_SHARE = 0.97
-# Before each case the GPU may still be power-capped by the case before it (seen on an H200:
-# 1695-1875 MHz of 1980 at a case's start, 1980 at its end). Waiting that out (worker.settle)
-# keeps one case's power draw from flagging the next; a case that drives the cap itself is
-# still flagged. The waits are bounded per process too, so that a GPU that never leaves its
-# cap cannot push the default sweep (96 cases, ~8 min) past its 10-minute budget.
+# Waiting out throttling (throttleguard): before each case up to SETTLE_S, so that one case's
+# power draw does not flag the next (seen on an H200: 1695-1875 MHz of 1980 at a case's start,
+# 1980 at its end); after a batch of samples that ended throttled, at least RECOVER_MIN_S and
+# up to RECOVER_S before the batch is taken again. SAMPLE_BATCH_MS of samples go between two
+# looks at NVML. All waits of a process share THROTTLE_BUDGET_S, which keeps the default sweep
+# (96 cases in 3 processes, ~8 min without waits) under its 10-minute budget.
 SETTLE_S = 2.0
-SETTLE_TOTAL_S = 30.0
+RECOVER_MIN_S = 0.05
+RECOVER_S = 1.0
+SAMPLE_BATCH_MS = 20.0
+THROTTLE_BUDGET_S = 35.0
 
 
 def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:

@@ -19,38 +19,6 @@ def _log(plan: dict, message: str, t0: float) -> None:
           file=sys.stderr, flush=True)
 
 
-SETTLE_POLL_S = 0.05
-
-
-class Settler:
-    """Before each case: the GPU's state once it is not throttled (integrity.throttle's rule).
-
-    Each wait stops after integrity.SETTLE_S, and all of a process's waits together after
-    integrity.SETTLE_TOTAL_S; then the state is taken as found (and judged by the checks).
-    """
-
-    def __init__(self, max_sm_mhz: int | None, total_s: float | None = None):
-        from sitegen.rerun import integrity
-
-        self.max_sm_mhz = max_sm_mhz
-        self.left_s = integrity.SETTLE_TOTAL_S if total_s is None else total_s
-
-    def __call__(self, limit_s: float | None = None) -> dict | None:
-        from sitegen.rerun import gpustate, integrity
-
-        start = time.monotonic()
-        deadline = start + min(integrity.SETTLE_S if limit_s is None else limit_s, self.left_s)
-        try:
-            while True:
-                state = gpustate.state()
-                if (state is None or integrity.throttle([state], self.max_sm_mhz)["passed"]
-                        or time.monotonic() >= deadline):
-                    return state
-                time.sleep(SETTLE_POLL_S)
-        finally:
-            self.left_s = max(0.0, self.left_s - (time.monotonic() - start))
-
-
 def copy_bandwidth(device: str) -> float:
     """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written."""
     import torch
@@ -83,6 +51,7 @@ def run(plan: dict) -> dict:
     from sitegen.rerun.environment import device_facts, software_facts
     from sitegen.rerun.gate import gate_workload
     from sitegen.rerun.passes import PassRunner
+    from sitegen.rerun.throttleguard import ThrottleGuard
 
     t0 = time.monotonic()
     device = plan["device"]
@@ -123,12 +92,13 @@ def run(plan: dict) -> dict:
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
     clock = timing.Clock(device)
     max_sm_mhz = ((gpustate.facts() or {}).get("maxClocksMHz") or {}).get("sm")
-    settle = Settler(max_sm_mhz)
+    guard = ThrottleGuard(max_sm_mhz)
     todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
             if i in modules and f"{i}|{w.key}" not in skip]
     for n, (w, p, impl) in enumerate(todo, 1):
         key = f"{w.key}/{p}/{impl}"
-        before = settle()
+        guard.start_case()
+        before = guard.settle()
         runner = None
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
@@ -138,20 +108,29 @@ def run(plan: dict) -> dict:
                 out = timing.do_bench_samples(clock, runner)
             else:
                 out = timing.collect(clock, runner, min_samples=plan["minSamples"], min_ms=plan["minTimeMs"],
-                                     repeated_probe=plan["repeatedProbe"], warmup=tuple(plan["warmup"]))
+                                     repeated_probe=plan["repeatedProbe"], warmup=tuple(plan["warmup"]),
+                                     guard=guard)
             runner.release()
         except Exception as exc:  # one case failing (out of memory, a peer's bug) ends only that case
             out = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         del runner
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
-        out["gpuBefore"], out["gpuAfter"] = before, gpustate.state()
+        # "After" is the GPU at the end of the last kept batch of event-timed samples (or at the
+        # first batch kept throttled); the host-timed cross-check is not guarded and not judged.
+        out["gpuBefore"] = before
+        out["gpuAfter"] = guard.after if guard.after is not None else gpustate.state()
+        if guard.discarded:
+            out["throttleDiscards"] = guard.discarded
         result["timings"][key] = out
         if "samplesNs" in out:
             s = sorted(out["samplesNs"])
-            _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples", t0)
+            retaken = f", {guard.discarded} retaken after throttling" if guard.discarded else ""
+            _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples{retaken}", t0)
         else:
             _log(plan, f"case {n}/{len(todo)} {key}: {out['error']}", t0)
+    if device.startswith("cuda"):
+        _log(plan, f"waited {guard.budget_s - guard.left_s:.1f} s of {guard.budget_s:g} s for an unthrottled GPU", t0)
     result["processCountAfter"] = gpustate.compute_processes()
     return result
 

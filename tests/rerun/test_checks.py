@@ -133,3 +133,38 @@ def test_statistics_interpolate_like_do_bench():
     # torch.quantile / numpy linear interpolation: position (n-1)q = 0.8 between 10 and 20.
     assert quantile(sorted(samples), 0.2) == pytest.approx(18.0)
     assert summary(samples)["p80"] == 42
+
+
+def test_repeated_input_is_judged_against_the_fresh_calls_interleaved_with_it():
+    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    gate = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
+            "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.0, "maxRelError": 0.0, "fullyWritten": True, "passed": True}]}
+    common = dict(copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    # The timed samples drifted slow (600 us); in the probe, fresh and repeated calls agree.
+    drifted = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=480_000, repeatedFreshMedianNs=500_000)], **common))
+    check = next(c for c in drifted.spec.evidence.integrity if c.name == "repeated_input")
+    assert check.passed and drifted.spec.evidence.details["repeatedInputFreshMedianNs"] == 500_000
+    # A real speed-up on repeated input is still flagged.
+    cached = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=400_000, repeatedFreshMedianNs=600_000)], **common))
+    assert not next(c for c in cached.spec.evidence.integrity if c.name == "repeated_input").passed
+
+
+def test_the_repeated_input_probe_alternates_blocks_of_one_input_with_fresh_ones():
+    from sitegen.rerun.timing import Clock, collect
+
+    calls = []
+
+    class Runner:
+        def reset(self, i):
+            pass
+
+        def __call__(self, i):
+            calls.append(i)
+
+    out = collect(Clock("cpu"), Runner(), min_samples=8, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
+    assert out["repeatedMedianNs"] > 0 and out["repeatedFreshMedianNs"] > 0
+    probe = calls[-16:]  # 4 blocks of fresh then repeated, 2 calls each (a probe of 8 calls)
+    blocks = [probe[k:k + 2] for k in range(0, 16, 2)]
+    assert all(b == [0, 0] for b in blocks[1::2])
+    fresh = [i for b in blocks[0::2] for i in b]
+    assert len(set(fresh)) == len(fresh) and 0 not in fresh
