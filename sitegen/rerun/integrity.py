@@ -27,13 +27,14 @@ POWER_CAP_MIN_CLOCK_SHARE = 0.97
 # power draw does not flag the next (seen on an H200: 1695-1875 MHz of 1980 at a case's start,
 # 1980 at its end); after a batch of samples that ended throttled, at least RECOVER_MIN_S and
 # up to RECOVER_S before the batch is taken again. SAMPLE_BATCH_MS of samples go between two
-# looks at NVML. All waits of a process share THROTTLE_BUDGET_S, which keeps the default sweep
-# (96 cases in 3 processes, ~8 min without waits) under its 10-minute budget.
+# looks at NVML. All waits of a process, and the batches it discards, share THROTTLE_BUDGET_S:
+# the default sweep (96 cases, 3 processes one after another) took 546 s on an H200 with 1.3 s
+# of waiting at most per process, so 3 x 12 s more keeps it under its 10-minute budget.
 SETTLE_S = 2.0
 RECOVER_MIN_S = 0.05
 RECOVER_S = 1.0
 SAMPLE_BATCH_MS = 20.0
-THROTTLE_BUDGET_S = 35.0
+THROTTLE_BUDGET_S = 12.0
 
 
 def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
@@ -95,11 +96,21 @@ def throttle(states: list[dict | None], max_sm_mhz: int | None = None) -> dict:
         return {"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"}
     reasons = gpustate.throttled(states)
     clocks = sorted({s.get("smClockMHz") for s in states if s.get("smClockMHz") is not None})
-    slowdowns = [r for r in reasons if r != "sw_power_cap"]
     capped = "sw_power_cap" in reasons
-    # Without the maximum clock (or any clock reading) a power cap cannot be judged harmless.
-    clock_ok = bool(max_sm_mhz and clocks and min(clocks) >= POWER_CAP_MIN_CLOCK_SHARE * max_sm_mhz)
-    passed = not slowdowns and (not capped or clock_ok)
+
+    def calm(state: dict) -> bool:
+        seen = gpustate.throttled([state])
+        if any(r != "sw_power_cap" for r in seen):
+            return False
+        if not seen:
+            return True
+        # Without the maximum clock (or a clock reading) a power cap cannot be judged harmless.
+        clock = state.get("smClockMHz")
+        return bool(max_sm_mhz and clock is not None and clock >= POWER_CAP_MIN_CLOCK_SHARE * max_sm_mhz)
+
+    # Each state is judged on its own: a cap at 99% of the clock in one state and an idle,
+    # uncapped low clock in another are both fine.
+    passed = all(calm(s) for s in states)
     detail = f"SM clocks seen {clocks} MHz"
     if max_sm_mhz:
         detail += f" of {max_sm_mhz} max"

@@ -132,14 +132,25 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "bytes-moved floor at the copy bandwidth measured in the run, or when the event time is under "
         "half of, and over 0.2 ms short of, the time the host still waits for the GPU after the call "
         "returns (median of individually synchronized host-timed calls); a speed-up over 10% of calls "
-        "on one input set, repeated, over fresh ones (first process; 4 alternating blocks of each) or GPU throttling (a thermal or hardware slowdown, or a power cap that held the SM clock under "
-        f"{integrity.POWER_CAP_MIN_CLOCK_SHARE:.0%} of its maximum, read through NVML) is flagged. Throttled "
-        f"time is kept out of the samples as nvbench does: before each case a process waits up to "
-        f"{integrity.SETTLE_S:g} s for the GPU to leave any such state; samples are taken in batches of about "
-        f"{integrity.SAMPLE_BATCH_MS:g} ms, and a batch that ends with the GPU throttled is discarded (the count "
-        f"is kept in the run's details) and taken again after a pause of {integrity.RECOVER_MIN_S:g}-"
-        f"{integrity.RECOVER_S:g} s. A process waits {integrity.THROTTLE_BUDGET_S:g} s in all at most; after "
-        "that, batches are kept as measured and the run is flagged. The GPU state judged is the one before "
-        "each case and at the end of its last kept batch. Comparable with runs of this "
+        "on one input set, repeated, over fresh ones (first process; 4 alternating blocks of each, every "
+        "repeated block begun with an untimed call on its set) or GPU throttling (a thermal or hardware "
+        "slowdown, or a power cap that held the SM clock under "
+        f"{integrity.POWER_CAP_MIN_CLOCK_SHARE:.0%} of its maximum, judged on each NVML reading) is flagged. "
+        + ("" if interpret else _guard_notes())
+        + "Comparable with runs of this "
         "family on the same GPU product and workload."
+    )
+
+
+def _guard_notes() -> str:
+    return (
+        "Throttled time is kept out of the samples (after nvbench, which discards a throttled sample "
+        f"and pauses): before each case a process waits up to {integrity.SETTLE_S:g} s for the GPU to leave "
+        f"any such state; samples are taken in batches of about {integrity.SAMPLE_BATCH_MS:g} ms, and a batch "
+        "whose closing NVML reading finds the GPU throttled is discarded (the discarded timed calls are "
+        f"counted in the run's details) and taken again after a pause of {integrity.RECOVER_MIN_S:g}-"
+        f"{integrity.RECOVER_S:g} s. Throttling that begins and ends inside one batch is not seen. A process "
+        f"spends {integrity.THROTTLE_BUDGET_S:g} s at most on these waits and discarded batches; after that, "
+        "batches are kept as measured. The states judged are, in every process, the one before each case "
+        "and the one at the end of its last kept batch, or of its first batch kept throttled. "
     )

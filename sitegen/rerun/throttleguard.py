@@ -4,11 +4,15 @@ A memory-bound pass at full HBM bandwidth draws the H200 to its 700 W board limi
 few hundred milliseconds; the power controller then pulls the SM clock down (seen: 1665-1965
 of 1980 MHz), and it stays down into the next case. The protocol marks a run throttled when
 the GPU was in that state (integrity.throttle). Rather than publish such runs flagged, the
-worker does what NVIDIA's nvbench does: samples are timed in short batches, NVML is read
-after each, a batch that ended throttled is discarded, and the GPU is given time to recover
-before the batch is taken again. The discards are counted in the run's details.
+worker follows NVIDIA's nvbench, which discards a throttled sample and pauses before the
+next: here samples are timed in short batches, NVML is read after each, a batch whose closing
+read finds the GPU throttled is discarded, and the GPU is given time to recover before the
+batch is taken again. (nvbench judges each sample by the SM clock measured over it; a batch's
+closing NVML read is coarser: throttling that starts and ends inside a batch goes unseen.)
+The discarded timed calls are counted in the run's details.
 
-All waiting in one process is bounded (integrity.THROTTLE_BUDGET_S), so a GPU that never
+All waiting in one process, and the batches it discards, are bounded
+(integrity.THROTTLE_BUDGET_S), so a GPU that never
 leaves its cap cannot push the default sweep past its 10-minute budget: once the budget is
 spent, batches are kept as measured and the throttle check flags the run.
 """
@@ -54,8 +58,9 @@ class ThrottleGuard:
         finally:
             self.left_s = max(0.0, self.left_s - (time.monotonic() - start))
 
-    def keep(self, batch_size: int) -> bool:
-        """After a batch: keep it (True), or discard it after a recovery wait (False).
+    def keep(self, calls: int, elapsed_s: float = 0.0) -> bool:
+        """After a batch of `calls` timed calls that took `elapsed_s`: keep it (True), or
+        discard it after a recovery wait (False), charging the batch to the budget too.
 
         A throttled batch is kept only once the budget is spent; the first such state is then
         what `after` reports, so that the run's throttle check sees it.
@@ -66,7 +71,8 @@ class ThrottleGuard:
                 self._kept_throttled = state
             self.after = self._kept_throttled or state
             return True
-        self.discarded += batch_size
+        self.discarded += calls
+        self.left_s = max(0.0, self.left_s - elapsed_s)
         # nvbench pauses 50 ms after a throttled sample; waiting on past that until NVML reports
         # the clock back spends the pause only where the GPU needs it.
         self.settle(limit_s=integrity.RECOVER_S, at_least_s=integrity.RECOVER_MIN_S)

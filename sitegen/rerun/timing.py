@@ -19,6 +19,7 @@ from sitegen.rerun.protocol import FLUSH_BYTES, WARMUP_MIN_CALLS, WARMUP_MIN_MS
 MAX_SAMPLES = 20000
 PROBE_MS = 50.0
 PROBE_BLOCKS = 4
+PROBE_MIN_BLOCK = 3
 
 
 class Clock:
@@ -58,8 +59,9 @@ class Clock:
         for at in range(0, len(indices), step):
             chunk = indices[at:at + step]
             while True:
+                t0 = time.monotonic()
                 times = self._events(runner, chunk, flush)
-                if guard.keep(len(chunk)):
+                if guard.keep(len(chunk), time.monotonic() - t0):
                     break
             out += times
         return out
@@ -143,10 +145,19 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
         # shows as a speed-up over rotating fresh inputs. Blocks of each alternate, so that a
         # drift of the GPU or host over the probe (seen: a ~0.3 ms host-bound call wandering
         # by 30% within a second) lands on both sides of the comparison, not on one.
-        per = max(1, math.ceil(probe / PROBE_BLOCKS))
+        per = max(PROBE_MIN_BLOCK, math.ceil(probe / PROBE_BLOCKS))
+        pool = len(runner) if hasattr(runner, "__len__") else 1
+        # Fresh calls rotate (no two in a row on one set) and each fresh block starts off set
+        # 0, while each repeated block starts warm (one untimed call on set 0 first): a cache
+        # of the last result then hits on every repeated call and on no fresh one.
         fresh, repeated = [], []
-        for b in range(PROBE_BLOCKS):
-            fresh += clock.timed(runner, range(len(samples) + b * per, len(samples) + (b + 1) * per), guard=guard, batch=batch)
+        at = len(samples)
+        for _ in range(PROBE_BLOCKS):
+            at += pool > 1 and at % pool == 0
+            fresh += clock.timed(runner, range(at, at + per), guard=guard, batch=batch)
+            at += per
+            runner.reset(0)
+            runner(0)
             repeated += clock.timed(runner, [0] * per, guard=guard, batch=batch)
         out["repeatedMedianNs"] = int(statistics.median(repeated))
         out["repeatedFreshMedianNs"] = int(statistics.median(fresh))

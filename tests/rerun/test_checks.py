@@ -149,22 +149,55 @@ def test_repeated_input_is_judged_against_the_fresh_calls_interleaved_with_it():
     assert not next(c for c in cached.spec.evidence.integrity if c.name == "repeated_input").passed
 
 
-def test_the_repeated_input_probe_alternates_blocks_of_one_input_with_fresh_ones():
+class _LastResultCache:
+    """A cheat that remembers its last input set: a call on the same set again costs nothing.
+
+    Runs on the host clock (Clock("cpu")): a miss sleeps 2 ms, a hit returns at once.
+    """
+
+    def __init__(self, pool: int):
+        self.pool, self.last, self.sets = pool, None, []
+
+    def __len__(self):
+        return self.pool
+
+    def reset(self, i):
+        pass
+
+    def __call__(self, i):
+        import time
+
+        k = i % self.pool
+        self.sets.append((k, k == self.last))
+        if k != self.last:
+            time.sleep(0.002)
+        self.last = k
+
+
+@pytest.mark.parametrize("pool", [2, 3])
+def test_the_repeated_input_probe_catches_a_cache_of_the_last_result_on_every_repeated_call(pool):
     from sitegen.rerun.timing import Clock, collect
 
-    calls = []
+    cheat = _LastResultCache(pool)
+    out = collect(Clock("cpu"), cheat, min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
+    # The probe is the last 4 blocks of (3 fresh calls, 1 untimed call on set 0, 3 repeated calls).
+    tail = cheat.sets[-28:]
+    for b in range(4):
+        fresh, prime, repeated = tail[7 * b:7 * b + 3], tail[7 * b + 3], tail[7 * b + 4:7 * b + 7]
+        assert not any(hit for _, hit in fresh) and prime[0] == 0
+        assert all(k == 0 and hit for k, hit in repeated)
+    assert out["repeatedFreshMedianNs"] >= 2_000_000 > 20 * out["repeatedMedianNs"]
+    assert not integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
 
-    class Runner:
-        def reset(self, i):
-            pass
 
+def test_an_honest_call_shows_no_speed_up_on_repeated_input():
+    from sitegen.rerun.timing import Clock, collect
+
+    class Honest(_LastResultCache):
         def __call__(self, i):
-            calls.append(i)
+            import time
 
-    out = collect(Clock("cpu"), Runner(), min_samples=8, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
-    assert out["repeatedMedianNs"] > 0 and out["repeatedFreshMedianNs"] > 0
-    probe = calls[-16:]  # 4 blocks of fresh then repeated, 2 calls each (a probe of 8 calls)
-    blocks = [probe[k:k + 2] for k in range(0, 16, 2)]
-    assert all(b == [0, 0] for b in blocks[1::2])
-    fresh = [i for b in blocks[0::2] for i in b]
-    assert len(set(fresh)) == len(fresh) and 0 not in fresh
+            time.sleep(0.002)
+
+    out = collect(Clock("cpu"), Honest(3), min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
+    assert integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]

@@ -116,3 +116,51 @@ def test_a_case_starts_with_a_clean_count(monkeypatch):
     assert not guard.keep(3) and guard.discarded == 3
     guard.start_case()
     assert guard.discarded == 0 and guard.after is None
+
+
+def test_every_event_timed_call_of_a_case_goes_through_the_guard(monkeypatch):
+    pytest.importorskip("torch")
+    from sitegen.rerun.timing import collect
+
+    clock = _cuda_clock()
+    monkeypatch.setattr(clock, "sync", lambda: None)
+    monkeypatch.setattr(clock, "flush", lambda: None)
+    monkeypatch.setattr(clock, "_events", lambda runner, indices, flush: [1_000_000] * len(indices))
+
+    class Runner:
+        def __len__(self):
+            return 3
+
+        def reset(self, i):
+            pass
+
+        def __call__(self, i):
+            pass
+
+    class Counting:
+        def __init__(self):
+            self.calls = 0
+
+        def keep(self, calls, elapsed_s=0.0):
+            self.calls += calls
+            return True
+
+    guard = Counting()
+    out = collect(clock, Runner(), min_samples=10, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0), guard=guard)
+    probe_calls = 2 * 4 * 3  # 4 blocks of 3 fresh and 3 repeated calls
+    assert guard.calls == len(out["samplesNs"]) + probe_calls
+
+
+def test_a_discarded_batch_is_charged_to_the_budget(monkeypatch):
+    monkeypatch.setattr(integrity, "RECOVER_MIN_S", 0.0)
+    _states(monkeypatch, [CAPPED, CALM])
+    guard = ThrottleGuard(1980, budget_s=1.0)
+    assert not guard.keep(5, elapsed_s=0.4)
+    assert guard.left_s <= 0.6
+
+
+def test_each_state_is_judged_on_its_own():
+    dip = {"smClockMHz": 1965, "throttleReasons": ["sw_power_cap"]}
+    idle = {"smClockMHz": 345, "throttleReasons": []}
+    assert integrity.throttle([dip, idle], 1980)["passed"]
+    assert not integrity.throttle([dip, CAPPED], 1980)["passed"]
