@@ -11,6 +11,7 @@ import click
 
 from sitegen.problems import InputError, Problem
 from sitegen.rerun import cases as C
+from sitegen.rerun.protocol import PROCESSES
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 EPILOG = "\b\nExit codes: 0 ok, 1 invalid input or a refused run, 2 usage error."
@@ -72,7 +73,8 @@ def cohort_table(rows: list[dict]) -> list[str]:
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
               help="Registry to write runs and their shared documents into (never overwriting).")
 @click.option("--interpret", is_flag=True, help="Dry run on the CPU under Triton's interpreter at tiny sizes (never Verified).")
-@click.option("--processes", type=click.IntRange(1, 16), default=3, show_default=True, help="Processes the measurement is repeated in.")
+@click.option("--processes", type=click.IntRange(1, 16), default=PROCESSES, show_default=True,
+              help="Processes the measurement is repeated in (--like: as the record's protocol says).")
 @click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, as_json):
@@ -103,8 +105,6 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
     if like_id:
         like_plan = like_mod.plan(scan(records), like_id, str(records))
         loads, passes, impls = [like_plan.workload], (like_plan.timed_pass,), (like_plan.impl,)
-        # As many processes as the record's protocol says (Liger's harness: one).
-        processes = like_plan.protocol["spec"]["measurement"].get("processes") or 1
     else:
         loads = C.workloads(tokens or (C.INTERPRET_TOKENS if interpret else C.DEFAULT_TOKENS),
                             vocab or (C.INTERPRET_VOCAB if interpret else C.DEFAULT_VOCAB),

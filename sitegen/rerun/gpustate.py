@@ -100,6 +100,11 @@ def facts() -> dict[str, Any] | None:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def max_sm_mhz(gpu_facts: dict[str, Any] | None) -> int | None:
+    """The maximum SM clock among `facts()`, which the throttle rule measures clocks against."""
+    return ((gpu_facts or {}).get("maxClocksMHz") or {}).get("sm")
+
+
 def state() -> dict[str, Any] | None:
     """Clocks, temperature and active throttle reasons now, shaped like the model's GpuState."""
     nv, h = _nvml(), handle()

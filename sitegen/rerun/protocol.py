@@ -27,6 +27,10 @@ WARMUP_MIN_MS = 25.0
 # Correctness gate inputs: seed s draws the student from generator seed 2s, the teacher from 2s+1.
 SEEDS = (0, 1, 2, 3)
 SMALL_ROWS = 256
+# The repeated-input probe: this many alternating blocks of fresh and of repeated calls, each
+# at least PROBE_MIN_BLOCK calls long.
+PROBE_BLOCKS = 4
+PROBE_MIN_BLOCK = 3
 
 MIN_SAMPLES = 10
 MIN_TIME_MS = 500.0  # per case, summed over the processes
@@ -49,6 +53,31 @@ REFERENCE = "sitegen.kernels.reference.jsd_reference (float64 autograd)"
 
 def per_process_ms(min_time_ms: float, processes: int) -> float:
     return min_time_ms / processes
+
+
+def settings(doc: dict[str, Any], interpret: bool) -> dict[str, Any]:
+    """What the workers must do to follow the protocol document `doc`, read from the document.
+
+    A --like rerun cites the original's protocol, so its numbers, not this module's current
+    constants, must drive the measurement. A protocol that states no sample counts (Liger's
+    do_bench family) times by its own harness in one process; the gate then uses ours. Under
+    --interpret the interpreter's tiny budgets apply whatever the document says.
+    """
+    spec = doc["spec"]
+    m = spec.get("measurement") or {}
+    processes = m.get("processes") or 1
+    warmup = m.get("warmup") or {}
+    if interpret or "minSamples" not in m:
+        min_samples = INTERPRET_MIN_SAMPLES if interpret else MIN_SAMPLES
+        min_ms = INTERPRET_MIN_TIME_MS if interpret else MIN_TIME_MS
+        warm = INTERPRET_WARMUP if interpret else WARMUP
+    else:
+        min_samples, min_ms = m["minSamples"], m.get("minTimeMs", 0.0)
+        warm = (warmup.get("minIterations", 1) - 1, warmup.get("minMs", 0.0))
+    bounds = (spec.get("correctness") or {}).get("tolerances") or {}
+    rtol = {dtype: bounds.get(dtype, {}).get("rtol", default) for dtype, default in TOLERANCES.items()}
+    return {"processes": processes, "minSamples": min_samples, "minTimeMs": per_process_ms(min_ms, processes),
+            "warmup": list(warm), "rtol": rtol}
 
 
 def protocol_document(*, version: str | None, commit: str | None, repository: str | None,
@@ -130,9 +159,11 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         f"(seeds {SEEDS[1]}, {SEEDS[2]}) and an odd shape [max(3, tokens/4) | 1, odd vocab] (seed {SEEDS[3]}); "
         "one that fails is recorded as failed with its error and never timed. A time is refused below the "
         "bytes-moved floor at the copy bandwidth measured in the run, or when the event time is under "
-        "half of, and over 0.2 ms short of, the time the host still waits for the GPU after the call "
-        "returns (median of individually synchronized host-timed calls); a speed-up over 10% of calls "
-        "on one input set, repeated, over fresh ones (first process; 4 alternating blocks of each, every "
+        f"{_fraction(integrity.HOST_MIN_RATIO)} of, and over {integrity.HOST_SLACK_NS / 1e6:g} ms short of, the time the host "
+        "still waits for the GPU after the call "
+        "returns (median of individually synchronized host-timed calls); a speed-up over "
+        f"{integrity.REPEATED_MAX_SPEEDUP - 1:.0%} of calls "
+        f"on one input set, repeated, over fresh ones (first process; {PROBE_BLOCKS} alternating blocks of each, every "
         "repeated block begun with an untimed call on its set) or GPU throttling (a thermal or hardware "
         "slowdown, or a power cap that held the SM clock under "
         f"{integrity.POWER_CAP_MIN_CLOCK_SHARE:.0%} of its maximum, judged on each NVML reading) is flagged. "
@@ -140,6 +171,10 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         + "Comparable with runs of this "
         "family on the same GPU product and workload."
     )
+
+
+def _fraction(share: float) -> str:
+    return {0.5: "half"}.get(share, f"{share:g}")
 
 
 def _guard_notes() -> str:

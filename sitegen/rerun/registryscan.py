@@ -21,7 +21,6 @@ BUNDLE = ("run", "protocol", "environment")
 class Scan:
     by_digest: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_name: dict[str, tuple[str, str]] = field(default_factory=dict)  # "Kind/name" -> (digest, file)
-    unreadable: list[str] = field(default_factory=list)
 
     def add(self, doc: Any, file: str) -> None:
         if not (isinstance(doc, dict) and isinstance(doc.get("kind"), str) and isinstance(doc.get("spec"), dict)
@@ -35,7 +34,7 @@ class Scan:
 
 
 def scan(root: Path) -> Scan:
-    """Every document under root (bundles opened), hidden folders skipped; bad files listed."""
+    """Every document under root (bundles opened), hidden folders and unreadable files skipped."""
     out = Scan()
     if not root.is_dir():
         return out
@@ -44,8 +43,7 @@ def scan(root: Path) -> Scan:
             continue
         try:
             raw = read_file(path)
-        except InputError:
-            out.unreadable.append(str(path))
+        except InputError:  # not ours to judge here: `sitegen validate` names it
             continue
         if isinstance(raw, dict) and "kind" not in raw:
             for key in BUNDLE:

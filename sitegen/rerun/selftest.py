@@ -90,7 +90,7 @@ def candidates(cuda: bool) -> dict[str, torch.nn.Module]:
     return out
 
 
-def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: float) -> dict:
+def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: float, max_sm_mhz: int | None = None) -> dict:
     """Gate, then (if it passes) time the forward pass and apply the integrity checks."""
     gate = gate_workload({name: module}, w, protocol.TOLERANCES[w.dtype], device)[name]
     if gate["status"] != "passed":
@@ -100,12 +100,15 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
     before = gpustate.state()
     runner = PassRunner(module, w.tokens, w.vocab, w.dtype, device, "forward", seed=12345)
     cuda = device.startswith("cuda")
-    per = collect(clock, runner, min_samples=10 if cuda else 3, min_ms=100.0 if cuda else 0.0, repeated_probe=True,
+    # A shorter budget than a sweep case's (100 ms, one process): the cheats it must catch are
+    # gross, and the self-test should take seconds.
+    per = collect(clock, runner, min_samples=protocol.MIN_SAMPLES if cuda else protocol.INTERPRET_MIN_SAMPLES,
+                  min_ms=100.0 if cuda else protocol.INTERPRET_MIN_TIME_MS, repeated_probe=True,
                   warmup=protocol.WARMUP if cuda else protocol.INTERPRET_WARMUP)
     per["gpuBefore"], per["gpuAfter"] = before, gpustate.state()
     result = outcome(Case(w, "forward", name), gate, [per], copy_bytes_per_s=copy_bw,
                      process_counts=counts, expected_counts=[1], repeated_probe=True,
-                     max_sm_mhz=((gpustate.facts() or {}).get("maxClocksMHz") or {}).get("sm"))
+                     max_sm_mhz=max_sm_mhz)
     # Checks that cannot run without a GPU (NVML) are not held against a CPU self-test, nor
     # are timing comparisons: three interpreter samples on a shared CPU swing by more than the
     # 10% the repeated-input check allows, and no cache can make the interpreter cheat.
@@ -125,7 +128,8 @@ def run_selftest(*, interpret: bool) -> dict:
     w = Workload(1024, 128256, "fp32") if cuda else Workload(4, 64, "fp32")
     clock = Clock(device)
     copy_bw = copy_bandwidth(device)
-    verdicts = {name: judge(name, module, w, device, clock, copy_bw) for name, module in candidates(cuda).items()}
+    max_sm_mhz = gpustate.max_sm_mhz(gpustate.facts())
+    verdicts = {name: judge(name, module, w, device, clock, copy_bw, max_sm_mhz) for name, module in candidates(cuda).items()}
     ok = all(v["accepted"] == (name == "honest") for name, v in verdicts.items())
     lines = [f"self-test on {device} ({w.key}, forward):"]
     lines += [f"  {name}: {'accepted' if v['accepted'] else 'rejected'} by {v['by']}" for name, v in verdicts.items()]

@@ -38,7 +38,6 @@ class Options:
     interpret: bool = False
     processes: int = protocol.PROCESSES
     like: LikePlan | None = None
-    argv: list[str] = field(default_factory=list)
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool) -> dict:
@@ -60,25 +59,26 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool) -> dict:
     return json.loads(result_path.read_text())
 
 
-def measure(opts: Options) -> tuple[list[dict], dict]:
-    """Run the processes; returns (each process's result, the parent's NVML facts)."""
+def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
+    """Run the processes the protocol document `proto` asks for; returns (each process's
+    result, the parent's NVML facts)."""
     facts = None if opts.interpret else gpustate.facts()
     before = None if opts.interpret else gpustate.compute_processes()
     if before:
         raise InputError([Problem("GPU", "$", f"{before} other compute process(es) on the GPU; refusing to time")])
     mode = opts.like.mode if opts.like else "controlled"
+    follow = protocol.settings(proto, opts.interpret)
     base = {
-        "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret, "processes": opts.processes,
-        "rtol": protocol.TOLERANCES, "workloads": [w.as_list() for w in opts.loads], "passes": list(opts.passes),
+        **follow,
+        "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret,
+        "workloads": [w.as_list() for w in opts.loads], "passes": list(opts.passes),
         "impls": list(opts.impls), "mode": mode,
-        "minSamples": protocol.INTERPRET_MIN_SAMPLES if opts.interpret else protocol.MIN_SAMPLES,
-        "minTimeMs": protocol.per_process_ms(protocol.INTERPRET_MIN_TIME_MS if opts.interpret else protocol.MIN_TIME_MS, opts.processes),
-        "warmup": list(protocol.INTERPRET_WARMUP if opts.interpret else protocol.WARMUP),
+        "maxSmMHz": gpustate.max_sm_mhz(facts),
         "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
     }
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="sitegen-rerun-") as tmp:
-        for k in range(opts.processes):
+        for k in range(follow["processes"]):
             skip = [f"{impl}|{wkey}" for impl, per in results[0]["gate"].items() for wkey, o in per.items()
                     if o["status"] != "passed"] if results else []
             plan = {**base, "process": k, "gate": k == 0, "skip": skip, "seed": 100_000 * (k + 1),
@@ -110,13 +110,6 @@ def run(opts: Options) -> dict[str, Any]:
     """Measure, assemble and write; returns the --json summary."""
     t0 = time.monotonic()
     observed_at, stamp = _stamp(datetime.now(timezone.utc).replace(microsecond=0))
-    results, parent = measure(opts)
-    first = results[0]
-    facts = parent["facts"]
-    env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
-    product = env["spec"]["hardware"]["product"]
-    inst = instance(facts)
-    tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
     commit, version = revision.commit(), revision.version()
     repo = revision.repository_url(opts.records)
     if opts.like:
@@ -124,15 +117,23 @@ def run(opts: Options) -> dict[str, Any]:
     else:
         proto = protocol.protocol_document(version=version, commit=commit, repository=repo,
                                            interpret=opts.interpret, processes=opts.processes)
+    results, parent = measure(opts, proto)
+    first = results[0]
+    facts = parent["facts"]
+    env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
+    product = env["spec"]["hardware"]["product"]
+    inst = instance(facts)
+    tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
     op = catalog.operation_document(OPERATION)
     kdir = _kernels_dir()
+    kernel_commit = revision.kernel_commit()
     impl_docs = {}
     for impl in opts.impls:
         avail = first["availability"].get(impl, {})
         if avail.get("ok"):
             src = revision.source_digest(kdir / ("jsd.py" if impl == "sitegen" else "reference.py")) if impl != "liger" else None
             impl_docs[impl] = records.implementation_doc(impl, avail.get("version") if impl != "sitegen" else version,
-                                                         commit=revision.kernel_commit(), repository=repo, source_digest=src)
+                                                         commit=kernel_commit, repository=repo, source_digest=src)
     if opts.like and opts.like.impl not in impl_docs:
         reason = first["availability"].get(opts.like.impl, {}).get("reason")
         raise InputError([Problem(opts.like.run_name, "$.spec.implementationDigest",
@@ -141,6 +142,10 @@ def run(opts: Options) -> dict[str, Any]:
     expected = [0] + [1, 1] * len(results)
     copy_bw = max((r["copyBytesPerS"] for r in results), default=None)
     shared = [op, env, proto, *impl_docs.values()]
+    fixed = {"protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
+    impl_digests = {impl: document_digest(doc) for impl, doc in impl_docs.items()}
+    rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like else None
+    max_sm_mhz = gpustate.max_sm_mhz(facts)
     runs, summary_rows = [], []
     for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
         wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
@@ -149,10 +154,8 @@ def run(opts: Options) -> dict[str, Any]:
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
         result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
-                         max_sm_mhz=((facts or {}).get("maxClocksMHz") or {}).get("sm"))
-        digests = {"implementationDigest": document_digest(impl_docs[case.impl]), "workloadDigest": document_digest(wdoc),
-                   "protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
-        rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like else None
+                         max_sm_mhz=max_sm_mhz)
+        digests = {"implementationDigest": impl_digests[case.impl], "workloadDigest": document_digest(wdoc), **fixed}
         doc = records.run_doc(case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
                               instance=inst, dry_run=opts.interpret, command=_command(case, opts),
                               rerun_of=rerun_of, instance_tag=tag)

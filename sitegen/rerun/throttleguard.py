@@ -41,7 +41,7 @@ class ThrottleGuard:
         self._kept_throttled: dict | None = None
 
     def calm(self, state: dict | None) -> bool:
-        return state is None or integrity.throttle([state], self.max_sm_mhz)["passed"]
+        return state is None or integrity.calm(state, self.max_sm_mhz)
 
     def settle(self, limit_s: float = integrity.SETTLE_S, at_least_s: float = 0.0) -> dict | None:
         """Wait (at least `at_least_s`, at most `limit_s` and the budget) until the GPU is calm;

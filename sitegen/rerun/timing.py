@@ -14,12 +14,10 @@ import time
 import torch
 
 from sitegen.rerun.integrity import SAMPLE_BATCH_MS
-from sitegen.rerun.protocol import FLUSH_BYTES, WARMUP_MIN_CALLS, WARMUP_MIN_MS
+from sitegen.rerun.protocol import FLUSH_BYTES, PROBE_BLOCKS, PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS
 
 MAX_SAMPLES = 20000
 PROBE_MS = 50.0
-PROBE_BLOCKS = 4
-PROBE_MIN_BLOCK = 3
 
 
 class Clock:

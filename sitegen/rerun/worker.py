@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from sitegen.atomicwrite import write_atomic
+
 
 def _log(plan: dict, message: str, t0: float) -> None:
     print(f"[process {plan['process'] + 1}/{plan['processes']} {time.monotonic() - t0:7.1f}s] {message}",
@@ -91,8 +93,7 @@ def run(plan: dict) -> dict:
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
     clock = timing.Clock(device)
-    max_sm_mhz = ((gpustate.facts() or {}).get("maxClocksMHz") or {}).get("sm")
-    guard = ThrottleGuard(max_sm_mhz)
+    guard = ThrottleGuard(plan.get("maxSmMHz"))
     todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
             if i in modules and f"{i}|{w.key}" not in skip]
     for n, (w, p, impl) in enumerate(todo, 1):
@@ -141,9 +142,7 @@ def main(argv: list[str]) -> int:
     if plan.get("interpret"):
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
     result = run(plan)
-    tmp = result_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result))
-    os.replace(tmp, result_path)
+    write_atomic(result_path, json.dumps(result).encode())
     return 0
 
 
