@@ -60,7 +60,6 @@ def json_option(func):
         # Group.invoke reads the flag from the root context when a command raises
         # InputError; a subcommand's own ctx.obj never reaches the root.
         ctx.find_root().ensure_object(dict)["json"] = value
-        ctx.ensure_object(dict)["json"] = value
         return value
 
     return click.option("--json", "as_json", is_flag=True, callback=remember, expose_value=True,

@@ -10,20 +10,16 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from sitegen.model.common import Day, HttpUrl, Short
+from sitegen.model.common import Day, HttpUrl, Short, Strict
 from sitegen.problems import InputError, Problem, json_path
 
 CONFIG_NAME = "sitegen.toml"
 SOURCES_DIR = "sources"
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
-
-
-class Site(_Settings):
+class Site(Strict):
     """The ``[site]`` table."""
 
     title: Short = "Kernel benchmark registry"
@@ -38,7 +34,7 @@ class Site(_Settings):
     """License of records that name no source."""
 
 
-class Source(_Settings):
+class Source(Strict):
     """One ``sources/<id>.toml``: who published a set of imported records."""
 
     name: Short
@@ -53,7 +49,7 @@ class Source(_Settings):
     """How to cite the source."""
 
 
-class Config(_Settings):
+class Config(Strict):
     site: Site = Site()
     """Site settings."""
     sources: dict[str, Source] = {}
@@ -67,7 +63,7 @@ def _read_toml(path: Path) -> dict:
         raise InputError([Problem(str(path), "$", f"invalid TOML: {exc}")]) from None
 
 
-def _validate(model: type[_Settings], data: dict, file: Path, prefix: tuple = ()) -> _Settings:
+def _validate(model: type[Strict], data: dict, file: Path, prefix: tuple = ()) -> Strict:
     try:
         return model.model_validate(data)
     except ValidationError as exc:

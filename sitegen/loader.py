@@ -58,8 +58,6 @@ def _problems(exc: ValidationError, file: str, prefix: tuple[str, ...]) -> list[
         if loc[-1:] == ("[key]",):
             loc, message = loc[:-1], f"invalid key: {message}"
         path = json_path([*prefix, *loc])
-        if error["type"] == "literal_error" and error["loc"][-1:] == ("kind",):
-            message = f"unknown kind {error['input']!r}; expected one of {', '.join(KINDS)}"
         seen.setdefault(path, message)
     return [Problem(file, path, message) for path, message in seen.items()]
 
@@ -85,10 +83,10 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
     return Record(file, where, raw, validated, document_digest(raw))
 
 
-def load_file(path: Path, display: str | None = None) -> list[Record]:
+def load_file(path: Path) -> list[Record]:
     """Every document of one file (one, or three for a bundle)."""
-    name = display or str(path)
-    raw = read_file(path, name)
+    name = str(path)
+    raw = read_file(path)
     if isinstance(raw, dict) and "kind" not in raw and set(raw) & set(BUNDLE_KINDS):
         unknown = sorted(set(raw) - set(BUNDLE_KINDS))
         if unknown:
@@ -110,6 +108,8 @@ def load_file(path: Path, display: str | None = None) -> list[Record]:
             except InputError as exc:
                 problems.extend(exc.problems)
                 continue
+            # A migration may rename a kind, which the check above, made on the member as
+            # written, cannot see.
             if record.kind != BUNDLE_KINDS[key]:
                 problems.append(Problem(name, json_path([key, "kind"]), f"bundle member {key!r} must be a {BUNDLE_KINDS[key]}"))
             records.append(record)

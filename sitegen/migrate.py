@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sitegen.model import API_VERSION
+from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
 
 MIGRATIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}

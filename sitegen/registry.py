@@ -43,9 +43,6 @@ class Registry:
     def of_kind(self, kind: str) -> list[Record]:
         return [r for r in self.records if r.kind == kind]
 
-    def get(self, digest: str) -> Record:
-        return self.by_digest[digest]
-
 
 def index(records: list[Record]) -> tuple[Registry, list[Problem]]:
     """Index documents; the same document in two files is kept once."""
@@ -57,19 +54,15 @@ def index(records: list[Record]) -> tuple[Registry, list[Problem]]:
         if same is not None and same.raw == record.raw:
             continue
         if named is not None:
-            problems.append(Problem(record.file, f"{_at(record)}.metadata.name", f"{record.kind} name {record.name!r} is already used in {named.file}"))
+            problems.append(Problem(record.file, f"{record.pointer}.metadata.name", f"{record.kind} name {record.name!r} is already used in {named.file}"))
             continue
         if same is not None:
-            problems.append(Problem(record.file, f"{_at(record)}.spec", f"same identity (digest) as {same.kind} {same.name!r} in {same.file}"))
+            problems.append(Problem(record.file, f"{record.pointer}.spec", f"same identity (digest) as {same.kind} {same.name!r} in {same.file}"))
             continue
         registry.records.append(record)
         registry.by_digest[record.digest] = record
         registry.by_name[lock_key(record)] = record
     return registry, problems
-
-
-def _at(record: Record) -> str:
-    return record.pointer
 
 
 def check_references(registry: Registry) -> list[Problem]:
@@ -80,7 +73,7 @@ def check_references(registry: Registry) -> list[Problem]:
             for name in fields:
                 value = value[name]
             hit = registry.by_digest.get(value)
-            path = f"{_at(record)}.spec." + ".".join(fields)
+            path = f"{record.pointer}.spec." + ".".join(fields)
             if hit is None:
                 problems.append(Problem(record.file, path, f"references {value}, which resolves to no {target} in the registry"))
             elif hit.kind != target:
@@ -118,9 +111,9 @@ def check_lock(registry: Registry, root: Path) -> list[Problem]:
     for record in registry.records:
         expected = locked.get(lock_key(record))
         if expected is None:
-            problems.append(Problem(record.file, f"{_at(record)}.metadata.name", f"{lock_key(record)} is not in {LOCK_NAME}; run `sitegen lock` after reviewing it"))
+            problems.append(Problem(record.file, f"{record.pointer}.metadata.name", f"{lock_key(record)} is not in {LOCK_NAME}; run `sitegen lock` after reviewing it"))
         elif expected != record.digest:
-            problems.append(Problem(record.file, f"{_at(record)}.spec", f"digest {record.digest} differs from {expected} in {LOCK_NAME}: the spec changed"))
+            problems.append(Problem(record.file, f"{record.pointer}.spec", f"digest {record.digest} differs from {expected} in {LOCK_NAME}: the spec changed"))
     for key in sorted(set(locked) - set(registry.by_name)):
         problems.append(Problem(lock_file, json_path(["documents", key]), "locked document is missing from the registry"))
     return problems

@@ -77,6 +77,9 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
+_PLAIN = (int, float, bool, type(None))
+
+
 def _find_bad(value: Any, loc: list[str | int]) -> tuple[list[str | int], str] | None:
     if len(loc) > MAX_DEPTH:
         return loc, f"nesting deeper than {MAX_DEPTH} levels"
@@ -95,7 +98,13 @@ def _find_bad(value: Any, loc: list[str | int]) -> tuple[list[str | int], str] |
         items = enumerate(value)
     else:
         return None
+    # Numbers, booleans and null can hide nothing (a bad one is a _Bad); skipping the call
+    # for them saves one call per number. At the depth limit every child is still visited
+    # so that the nesting error keeps its path.
+    shallow = len(loc) < MAX_DEPTH
     for key, child in items:
+        if shallow and child.__class__ in _PLAIN:
+            continue
         found = _find_bad(child, [*loc, key])
         if found:
             return found
@@ -130,9 +139,9 @@ def parse_bytes(data: bytes, file: str) -> Any:
     return value
 
 
-def read_file(path: Path, display: str | None = None) -> Any:
+def read_file(path: Path) -> Any:
     """Read and strictly parse a JSON file, refusing oversized files before reading them."""
-    name = display or str(path)
+    name = str(path)
     try:
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:

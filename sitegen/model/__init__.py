@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from sitegen.model.common import API_VERSION, Metadata
 from sitegen.model.definitions import ImplementationRevision, OperationSpec, WorkloadCase
 from sitegen.model.run import Attestation, BenchmarkRun
@@ -12,13 +14,7 @@ Document = (
     | ExecutionEnvironment | BenchmarkRun | Attestation
 )
 
-KINDS: dict[str, type[Document]] = {
-    model.__name__: model
-    for model in (
-        OperationSpec, WorkloadCase, ImplementationRevision, BenchmarkProtocol,
-        ExecutionEnvironment, BenchmarkRun, Attestation,
-    )
-}
+KINDS: dict[str, type[Document]] = {model.__name__: model for model in get_args(Document)}
 
 # The keys of a bundled record file, as the canonical manifest on a record page.
 BUNDLE_KINDS = {"run": "BenchmarkRun", "protocol": "BenchmarkProtocol", "environment": "ExecutionEnvironment"}

@@ -37,6 +37,8 @@ HttpUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s<>\"]+$", max
 NonNegative = Annotated[float, Field(ge=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 PositiveInt = Annotated[int, Field(gt=0)]
+Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
+"""A revision hash: 7 to 64 lowercase hex digits."""
 
 
 def _scalar(value: object) -> int | float | str | bool:
@@ -92,7 +94,7 @@ class SourceRef(Strict):
     """Human name of the source, e.g. "Liger-Kernel benchmarks"."""
     url: HttpUrl | None = None
     """Where the source can be read."""
-    commit: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")] | None = None
+    commit: Commit | None = None
     """Revision of the source that was read."""
     path: Short | None = None
     """File inside the source."""

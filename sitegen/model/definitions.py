@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 
 from sitegen.model.common import (
-    API_VERSION, Digest, HttpUrl, Metadata, NonNegative, NonNegativeInt, Scalar, Short, Strict,
-    Text,
+    API_VERSION, Commit, Digest, HttpUrl, Metadata, NonNegative, NonNegativeInt, Scalar, Short,
+    Strict, Text,
 )
 
 Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
@@ -141,7 +141,7 @@ class ProjectRevision(Strict):
     """Project name, e.g. ``Liger-Kernel``."""
     repository: HttpUrl | None = None
     """Repository URL."""
-    commit: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")] | None = None
+    commit: Commit | None = None
     """Commit the code was taken at."""
     version: Short | None = None
     """Released version, when known."""

@@ -7,13 +7,12 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from sitegen.model.common import (
-    API_VERSION, HttpUrl, Metadata, NonNegative, NonNegativeInt, PositiveInt, Scalar, Short,
-    Strict, Text,
+    API_VERSION, Commit, HttpUrl, Metadata, NonNegative, NonNegativeInt, PositiveInt, Scalar,
+    Short, Strict, Text,
 )
 from sitegen.model.definitions import DType, Key, Tolerance
 
 Statistic = Annotated[str, StringConstraints(pattern=r"^(median|mean|min|max|stdev|p[0-9]{1,2})$")]
-Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
 
 
 class Harness(Strict):
