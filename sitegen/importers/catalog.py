@@ -18,6 +18,7 @@ from sitegen.formatversion import API_VERSION
 from sitegen.importers.ligertables import (
     AXIS_DESCRIPTIONS,
     CALLABLES,
+    JSD_DTYPES,
     JSD_SPEC_EXTRA,
     KERNELS,
     LIGER_REPOSITORY,
@@ -127,7 +128,7 @@ def jsd_workload_document(tokens: int, vocab: int, dtype: str) -> dict:
     ``dtype`` is "fp32", "bf16" or "fp16". Imported Liger rows and sitegen reruns of the
     same shape and type produce this same document, hence the same digest and cohort.
     """
-    if dtype not in ("fp32", "bf16", "fp16"):
+    if dtype not in JSD_DTYPES:
         raise ValueError(f"dtype must be fp32, bf16 or fp16, got {dtype!r}")
     for label, value in (("tokens", tokens), ("vocab", vocab)):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -193,8 +194,8 @@ def implementation_document_for(operation: dict[str, Any], kernel: str, provider
 
 
 __all__ = [
-    "KERNELS", "LIGER_REPOSITORY", "PROVIDERS", "SEMANTICS", "axes_label", "case_slug", "implementation_document",
-    "implementation_document_for", "jsd_workload_document", "kernel_title", "operation_axes",
+    "JSD_DTYPES", "KERNELS", "LIGER_REPOSITORY", "PROVIDERS", "SEMANTICS", "axes_label", "case_slug",
+    "implementation_document", "implementation_document_for", "jsd_workload_document", "kernel_title", "operation_axes",
     "operation_document", "operation_document_with_axes", "operation_name", "provider_info", "slug",
     "workload_document",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -10,23 +9,14 @@ import click
 
 from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
 
-LIGER_SOURCE = {
-    "name": "Liger-Kernel benchmarks",
-    "url": "https://github.com/linkedin/Liger-Kernel",
-    "license": "BSD-2-Clause",
-    "citation": "Liger-Kernel, benchmark/data/all_benchmark_data.csv, https://github.com/linkedin/Liger-Kernel (BSD-2-Clause)",
-}
-
 
 def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from datetime import date
+    from sitegen.model.common import _day as check_day
 
     if value is None:
         return None
     try:
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            raise ValueError
-        date.fromisoformat(value)
+        check_day(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date like 2026-08-18") from None
     return value
@@ -56,7 +46,7 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
     be mapped is reported as `CSV: line N: reason`; the other rows still import, and the
     exit code is 1.
     """
-    from sitegen.importers.liger import SOURCE_ID, plan_import, render
+    from sitegen.importers.liger import LIGER_SOURCE, SOURCE_ID, plan_import
     from sitegen.importers.registrywrite import check_target, source_file, write_files, write_lock
     from sitegen.loader import LOCK_NAME
     from sitegen.problems import InputError
@@ -75,10 +65,8 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
         except InputError as exc:
             problems += exc.problems
     if target is not None:
-        files = {path: render(document) for path, document in plan.documents.items()}
         source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
-        files[source_path] = source_bytes
-        result = write_files(out, files)
+        result = write_files(out, {**plan.files, source_path: source_bytes})
         lock_changed = write_lock(out, target.lock)
         summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
         if target.unlocked:

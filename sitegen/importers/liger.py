@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,10 +22,19 @@ from pydantic import ValidationError
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog, ligercases, ligersetup
+from sitegen.importers.ligertables import LIGER_REPOSITORY
+from sitegen.layout import path_of, render
 from sitegen.model import KINDS
 from sitegen.problems import Problem, json_path
+from sitegen.strictjson import MAX_SAFE_INTEGER
 
 SOURCE_ID = "liger-kernel-bench"
+LIGER_SOURCE = {
+    "name": "Liger-Kernel benchmarks",
+    "url": LIGER_REPOSITORY,
+    "license": "BSD-2-Clause",
+    "citation": f"Liger-Kernel, benchmark/data/all_benchmark_data.csv, {LIGER_REPOSITORY} (BSD-2-Clause)",
+}
 COLUMNS = (
     "kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
     "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
@@ -34,11 +42,6 @@ COLUMNS = (
 )
 REQUIRED = tuple(c for c in COLUMNS if c not in ("x_label", "extra_benchmark_config_str", "liger_version"))
 METRICS = {"speed": ("ms", "latency", "ns"), "memory": ("MB", "memory", "MB")}
-FOLDERS = {
-    "OperationSpec": "operations", "WorkloadCase": "workloads", "ImplementationRevision": "implementations",
-    "BenchmarkProtocol": "protocols", "ExecutionEnvironment": "environments", "BenchmarkRun": "runs",
-}
-KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
 
 
 class RowError(ValueError):
@@ -47,26 +50,19 @@ class RowError(ValueError):
 
 @dataclass
 class Plan:
-    """What an import would write: registry-relative path → document, and what went wrong."""
+    """What an import would write and what went wrong.
+
+    ``documents`` and ``files`` map the same registry-relative paths to a document and its bytes.
+    """
 
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     rows: int = 0
     imported: int = 0
     newest_day: str | None = None
     _origin: dict[str, int] = field(default_factory=dict)
-    _validated: set[str] = field(default_factory=set)
-
-
-def render(document: dict[str, Any]) -> bytes:
-    """A document as written: keys apiVersion, kind, metadata, spec; 2-space indent; UTF-8."""
-    ordered = {key: document[key] for key in KEY_ORDER}
-    return (json.dumps(ordered, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-# JSON numbers are exact integers only up to 2**53 - 1 (RFC 8785 refuses larger ones).
-MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def _number(row: dict[str, str], column: str) -> tuple[float, Decimal]:
@@ -84,9 +80,8 @@ def _number(row: dict[str, str], column: str) -> tuple[float, Decimal]:
 
 def _nanoseconds(row: dict[str, str], column: str) -> int:
     # From the decimal text, not the float: 9.110560417175293 ms is exactly 9110560.417… ns,
-    # and half-even rounding of the exact value never drifts by float error. The bound is
-    # size is checked before rounding: quantizing past the context's 28 digits raises
-    # InvalidOperation.
+    # and half-even rounding of the exact value never drifts by float error. The size is
+    # bounded before rounding: quantizing past the context's 28 digits raises InvalidOperation.
     ns = _number(row, column)[1] * 1_000_000
     rounded = int(ns.quantize(Decimal(1), rounding=ROUND_HALF_EVEN)) if ns <= 2 * MAX_SAFE_INTEGER else None
     if rounded is None or rounded > MAX_SAFE_INTEGER:
@@ -111,7 +106,7 @@ def observed_at(text: str) -> tuple[str, str]:
 
 
 def _workload(kernel: str, case: ligercases.Case, operation: dict[str, Any]) -> dict[str, Any]:
-    if kernel == "jsd" and not case.scalars and not case.config and case.dtype in ("fp32", "bf16", "fp16"):
+    if kernel == "jsd" and not case.scalars and not case.config and case.dtype in catalog.JSD_DTYPES:
         # The shared builder, so sitegen's own GPU reruns land in the same cohorts.
         return catalog.jsd_workload_document(case.axes["tokens"], case.axes["vocab"], case.dtype)
     return catalog.workload_document(
@@ -163,15 +158,6 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
 
 
-def path_of(document: dict[str, Any], kernel: str) -> str:
-    """Registry-relative file of a document: runs and workloads are grouped by operation."""
-    folder = FOLDERS[document["kind"]]
-    name = document["metadata"]["name"]
-    if document["kind"] in ("WorkloadCase", "BenchmarkRun"):
-        return f"{folder}/{catalog.operation_name(kernel)}/{name}.json"
-    return f"{folder}/{name}.json"
-
-
 def _validate(document: dict[str, Any], role: str) -> None:
     try:
         KINDS[document["kind"]].model_validate(document, strict=True)
@@ -220,10 +206,8 @@ class _Importer:
 
     def documents(self, line: int, row: dict[str, str], case: ligercases.Case) -> dict[str, dict[str, Any]]:
         kernel, provider = row["kernel_name"], row["kernel_provider"]
-        if kernel in catalog.KERNELS:
-            operation = catalog.operation_document(kernel)
-        else:
-            operation = catalog.operation_document_with_axes(kernel, self.unknown_axes[kernel])
+        operation = catalog.operation_document_with_axes(kernel, self.unknown_axes.get(kernel, []))
+        if kernel not in catalog.KERNELS:
             self.warn(line, "kernel", kernel, f"unknown kernel {kernel!r}: imported as {catalog.kernel_title(kernel)!r} with the generic axis names")
         info = catalog.provider_info(provider)
         if provider not in catalog.PROVIDERS:
@@ -247,21 +231,21 @@ class _Importer:
         return docs
 
     def accept(self, line: int, docs: dict[str, dict[str, Any]], kernel: str) -> None:
-        staged: dict[str, dict[str, Any]] = {}
+        staged: dict[str, tuple[dict[str, Any], bytes]] = {}
         for role, document in docs.items():
             path = path_of(document, kernel)
             rendered = render(document)
-            before = self.plan.documents.get(path)
-            if before is not None and render(before) != rendered:
+            before = self.plan.files.get(path)
+            if before is not None and before != rendered:
                 raise RowError(f"{role} {path} differs from the one line {self.plan._origin[path]} produced")
             if before is not None and role == "run":
                 raise RowError(f"same run as line {self.plan._origin[path]} ({document['metadata']['name']})")
-            key = rendered.decode()
-            if key not in self.plan._validated:
+            # A path already accepted holds these very bytes, validated then.
+            if before is None:
                 _validate(document, role)
-            staged[path] = document
-        for path, document in staged.items():
-            self.plan._validated.add(render(document).decode())
+            staged[path] = (document, rendered)
+        for path, (document, rendered) in staged.items():
+            self.plan.files.setdefault(path, rendered)
             self.plan.documents.setdefault(path, document)
             self.plan._origin.setdefault(path, line)
 
@@ -310,7 +294,7 @@ class _Importer:
             try:
                 docs = self.documents(line, row, case)
                 self.accept(line, docs, row["kernel_name"])
-            except (RowError, ValueError, ArithmeticError) as exc:
+            except (ValueError, ArithmeticError) as exc:
                 # ArithmeticError: a decimal edge case not foreseen above is still one
                 # row's problem, never a traceback.
                 self.fail(line, str(exc) or type(exc).__name__)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitegen.importers import catalog
+from sitegen.strictjson import MAX_SAFE_INTEGER
 
 AXIS, SCALAR, CONFIG, FACTOR, DROP, DTYPE = "axis", "scalar", "config", "factor", "drop", "dtype"
 
@@ -129,10 +130,6 @@ def parse_config(text: str) -> dict[str, Any]:
         if isinstance(item, (list, dict)):
             raise CaseError(f"extra_benchmark_config_str: {key}: nested values are not supported")
     return value
-
-
-# JSON numbers are exact integers only up to 2**53 - 1 (RFC 8785 refuses larger ones).
-MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def _axis_value(key: str, value: Any, shown: str | None = None) -> int | float:

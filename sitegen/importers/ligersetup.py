@@ -9,15 +9,16 @@ benchmark scripts: speed through ``triton.testing.do_bench`` with quantiles
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 from sitegen.formatversion import API_VERSION
 from sitegen.importers.catalog import slug
 from sitegen.importers.ligertables import LIGER_REPOSITORY
+from sitegen.model.definitions import Pass
 
 FAMILY = "liger_kernel_bench"
 HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": LIGER_REPOSITORY}
-PASSES = ("forward", "backward", "full")
+PASSES: tuple[str, ...] = get_args(Pass)
 
 _TIMED = {
     "forward": "the module forward pass",

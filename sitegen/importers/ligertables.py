@@ -123,6 +123,9 @@ SEMANTICS: dict[str, str] = {
     "tvd": "loss = ½ Σ_v |p − q| per row, mean over rows; p and q probabilities [tokens, vocab]",
 }
 
+# Element types of a JSD workload the rerun harness can time, in the order it lists them.
+JSD_DTYPES = ("fp32", "bf16", "fp16")
+
 # The JSD operation in full: the rerun harness times sitegen's own kernel against it.
 JSD_SPEC_EXTRA: dict[str, Any] = {
     "inputs": [

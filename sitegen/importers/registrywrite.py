@@ -91,10 +91,12 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     would collide with, or a reference the import's documents would break.
     """
     from sitegen.loader import validate_document
-    from sitegen.registry import check_references, index, lock_key, open_registry, read_lock
+    from sitegen.registry import check_references, index, lock_key, open_registry
 
     existing = open_registry(root).records if root.exists() else []
-    locked = read_lock(root) if root.exists() else None
+    # open_registry matched every document against the lock, so kept records' digests are
+    # the lock's entries.
+    locked = (root / LOCK_NAME).exists()
     replaced = {str(root / path) for path in documents}
     kept = [record for record in existing if record.file not in replaced]
     incoming = [validate_document(document, str(root / path)) for path, document in sorted(documents.items())]
@@ -102,18 +104,12 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     problems += check_references(after)
     if problems:
         raise InputError(sorted(problems))
-    merged = {} if locked is None else {lock_key(r): locked[lock_key(r)] for r in kept}
-    merged.update((lock_key(r), r.digest) for r in incoming)
-    return Target(merged, unlocked=len(kept) if locked is None else 0)
+    merged = {lock_key(r): r.digest for r in (kept if locked else []) + incoming}
+    return Target(merged, unlocked=0 if locked else len(kept))
 
 
 def write_lock(root: Path, documents: dict[str, str]) -> bool:
     """Write ``digests.lock`` unless it already holds these bytes; True if it changed."""
     from sitegen.registry import lock_bytes
 
-    data = lock_bytes(documents)
-    path = root / LOCK_NAME
-    if path.is_file() and path.read_bytes() == data:
-        return False
-    write_atomic(path, data)
-    return True
+    return bool(write_files(root, {LOCK_NAME: lock_bytes(documents)}).written)

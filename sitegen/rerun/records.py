@@ -1,62 +1,32 @@
 """Documents a rerun writes, and writing them into a registry folder without overwriting anything.
 
-Layout as the importer's: operations/, workloads/jsd/, implementations/, protocols/,
-environments/, runs/jsd/<name>.json. Shared documents are written only when no document of
-the same digest is there already; a run file is never replaced.
+Layout as the importer's (sitegen.layout): operations/, workloads/jsd/, implementations/,
+protocols/, environments/, runs/jsd/<name>.json. Shared documents are written only when no
+document of the same digest is there already; a run file is never replaced.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from sitegen import layout
 from sitegen.atomicwrite import write_new
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog
+from sitegen.layout import render
 from sitegen.problems import InputError, Problem
 from sitegen.rerun.cases import DTYPES, OPERATION, PASSES, Case
 from sitegen.rerun.registryscan import scan
 
-FOLDERS = {
-    "OperationSpec": "operations", "WorkloadCase": "workloads", "ImplementationRevision": "implementations",
-    "BenchmarkProtocol": "protocols", "ExecutionEnvironment": "environments", "BenchmarkRun": "runs",
-}
-KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
 # Catalog provider of each implementation (torch.compile's provider id has an underscore).
 PROVIDER = {"sitegen": "sitegen", "liger": "liger", "torch": "torch", "torch-compile": "torch_compile"}
 
 
 def path_of(doc: dict[str, Any]) -> str:
-    folder = FOLDERS[doc["kind"]]
-    name = doc["metadata"]["name"]
-    if doc["kind"] in ("WorkloadCase", "BenchmarkRun"):
-        return f"{folder}/{catalog.operation_name(OPERATION)}/{name}.json"
-    return f"{folder}/{name}.json"
-
-
-def _compact_lists(value: Any, slots: list[str]) -> Any:
-    # Long lists of numbers (raw samples) go on one line each: thousands of samples one per
-    # line would make a run file ten times longer with nothing gained for a reader.
-    if isinstance(value, dict):
-        return {k: _compact_lists(v, slots) for k, v in value.items()}
-    if isinstance(value, list):
-        if len(value) > 8 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-            slots.append(json.dumps(value, separators=(", ", ": ")))
-            return f"\u0000{len(slots) - 1}\u0000"
-        return [_compact_lists(v, slots) for v in value]
-    return value
-
-
-def render(doc: dict[str, Any]) -> bytes:
-    """apiVersion, kind, metadata, spec; 2-space indent; long number lists on one line; UTF-8."""
-    slots: list[str] = []
-    ordered = _compact_lists({k: doc[k] for k in KEY_ORDER}, slots)
-    text = json.dumps(ordered, indent=2, ensure_ascii=False)
-    for i, slot in enumerate(slots):
-        text = text.replace(f'"\\u0000{i}\\u0000"', slot, 1)
-    return (text + "\n").encode("utf-8")
+    """Registry-relative file of a rerun document (its operation is always JSD)."""
+    return layout.path_of(doc, OPERATION)
 
 
 def _named(doc: dict[str, Any], stem: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ renderer, also catches links and tags spelled as raw HTML.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import date as Date
 from pathlib import Path
@@ -72,10 +71,12 @@ def attest(
     author: str, day: str | None,
 ) -> Path:
     """Write an Attestation on a run into ``root/attestations/`` and refresh the lock."""
-    from sitegen.atomicwrite import write_atomic, write_new
-    from sitegen.loader import LOCK_NAME, validate_document
+    from sitegen.atomicwrite import write_new
+    from sitegen.importers.registrywrite import write_lock
+    from sitegen.layout import render
+    from sitegen.loader import validate_document
     from sitegen.model import API_VERSION
-    from sitegen.registry import lock_bytes, lock_key, open_registry, read_lock
+    from sitegen.registry import lock_key, open_registry
 
     registry = open_registry(root)
     run = find_run(registry, ref)
@@ -96,9 +97,9 @@ def attest(
     same = registry.by_digest.get(record.digest)
     if same is not None:
         raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
-    write_new(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    write_new(path, render(document))
     # open_registry matched every document against the lock (or there was none), so the new
-    # lock is that one plus this note: no second load of the whole registry.
-    locked = read_lock(root) or {lock_key(r): r.digest for r in registry.records}
-    write_atomic(root / LOCK_NAME, lock_bytes({**locked, lock_key(record): record.digest}))
+    # lock is the registry's records plus this note: no second load of the whole registry.
+    locked = {lock_key(r): r.digest for r in registry.records}
+    write_lock(root, {**locked, lock_key(record): record.digest})
     return path
