@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from sitegen.site.units import percent
 
 
+def pass_from_benchmark(benchmark: str) -> str | None:
+    """The timed pass a source's benchmark name ends in ("jsd/forward" → "forward"), or None without "/"."""
+    return benchmark.rsplit("/", 1)[1] if "/" in benchmark else None
+
+
 @dataclass(frozen=True)
 class Verdict:
     outcome: str  # "reproduced", "not reproduced" or "not comparable"

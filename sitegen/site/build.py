@@ -12,7 +12,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sitegen.config import load_config
+from pydantic import ValidationError
+
+from sitegen.config import Config, Site, load_config
+from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
@@ -24,6 +27,9 @@ from sitegen.site.operation_page import operation_page
 from sitegen.site.record_page import record_page
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.write import SiteWriter, check_output
+
+
+SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
 
 
 @dataclass(frozen=True)
@@ -57,17 +63,29 @@ def catalog(index: Index) -> dict:
     runs = []
     for f in index.runs:
         runs.append({
-            "name": f.name, "digest": f.digest, "url": L.run_path(f.name).removesuffix("index.html"),
-            "json": L.run_path(f.name).replace("index.html", "index.json"),
+            "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
             "operation": f.operation.name, "implementation": f.implementation.name,
             "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
-            "gpu": f.environment.model.spec.hardware.product, "timedPass": f.timed_pass,
+            "gpu": f.product, "timedPass": f.timed_pass,
             "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
             "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
         })
     documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
-    return {"apiVersion": "kernelindex.dev/v1alpha1", "runs": runs, "documents": documents}
+    return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
+
+
+def bad_base_url() -> InputError:
+    return InputError([Problem("--base-url", "$", "must be an absolute http(s) URL")])
+
+
+def with_base_url(config: Config, base_url: str) -> Config:
+    """``config`` serving from ``base_url``, validated as sitegen.toml's would be."""
+    try:
+        site = Site.model_validate({**config.site.model_dump(), "base_url": base_url})
+    except ValidationError:
+        raise bad_base_url() from None
+    return config.model_copy(update={"site": site})
 
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
@@ -80,7 +98,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     registry = open_registry(records)
     config = load_config(records)
     if base_url:
-        config = config.model_copy(update={"site": config.site.model_copy(update={"base_url": base_url})})
+        config = with_base_url(config, base_url)
     index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
     renderer = Renderer(config.site.title)
     writer = SiteWriter(out)
@@ -114,7 +132,7 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
     writer.add(_twin(home.path), to_json(asdict(home)))
     writer.add("catalog.json", to_json(catalog(index)))
     for name, data in schema_files().items():
-        writer.add(f"schemas/v1alpha1/{name}", data)
+        writer.add(SCHEMA_FOLDER + name, data)
     site = index.config.site
     writer.add("CITATION.cff", citation_cff(
         title=site.title, base_url=site.base_url, repository_url=site.repository_url,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from sitegen.site.labels import run_short_id
+
 ACCESS_PLACEHOLDER = "[access date]"
 
 
@@ -35,7 +37,7 @@ def cite_run(*, title: str, site_title: str, publisher: str, permalink: str, dig
     """Citations of one run; ``observed`` is its YYYY-MM-DD date."""
     year, month, day = (int(part) for part in observed.split("-"))
     text = f"{title}. {publisher}, {observed}. {site_title}. {permalink} ({digest}). Accessed {ACCESS_PLACEHOLDER}."
-    key = "sitegen-" + digest.removeprefix("sha256:")[:12]
+    key = "sitegen-" + run_short_id(digest)
     bibtex = "\n".join([
         f"@misc{{{key},",
         f"  title = {{{_bibtex_escape(title)}}},",

@@ -43,10 +43,11 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     works on any static host and under `python -m http.server`.
     """
     from sitegen.problems import InputError, Problem
-    from sitegen.site.build import build_site
+    from sitegen.site.build import bad_base_url, build_site
 
+    # Checked here as well as in build_site, so a bad URL is named before the registry is read.
     if base_url is not None and not base_url.startswith(("http://", "https://")):
-        raise InputError([Problem("--base-url", "$", "must be an absolute http(s) URL")])
+        raise bad_base_url()
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     started = time.perf_counter()

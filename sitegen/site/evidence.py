@@ -9,12 +9,12 @@ conditions it meets. Attestations never enter here.
 from __future__ import annotations
 
 from collections import defaultdict
+
+from sitegen.rerun.protocol import AGREEMENT, HARNESS
 from sitegen.site.index import Index, RunFacts
 from sitegen.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
-CONTROLLED_HARNESS = "sitegen rerun"
-DEFAULT_AGREEMENT = 0.05
 
 
 def agreement(facts: RunFacts) -> float:
@@ -22,7 +22,7 @@ def agreement(facts: RunFacts) -> float:
     integrity = facts.protocol.model.spec.integrity
     if integrity is not None and integrity.agreement is not None:
         return integrity.agreement
-    return DEFAULT_AGREEMENT
+    return AGREEMENT
 
 
 def _has_samples(facts: RunFacts) -> bool:
@@ -49,7 +49,7 @@ def verified(facts: RunFacts) -> bool:
     correctness = spec.correctness
     return bool(
         spec.status == "passed"
-        and facts.harness == CONTROLLED_HARNESS
+        and facts.harness == HARNESS
         and evidence is not None and not evidence.dryRun
         and evidence.integrity and all(check.passed for check in evidence.integrity)
         and correctness is not None and correctness.status == "passed"
@@ -90,10 +90,12 @@ def assign_levels(index: Index) -> None:
 
 
 def verdict(rerun: RunFacts, original: RunFacts) -> Verdict:
-    """The --like verdict of a rerun in this registry against the run it re-measures."""
+    """The --like verdict of a rerun in this registry against the run it re-measures.
+
+    Within the original's agreement, as --like judges it: the claim under test is the original's.
+    """
     return judge(
-        rerun_product=rerun.environment.model.spec.hardware.product,
-        original_product=original.environment.model.spec.hardware.product,
-        rerun_value=rerun.value, original_value=original.value, tolerance=agreement(rerun),
+        rerun_product=rerun.product, original_product=original.product,
+        rerun_value=rerun.value, original_value=original.value, tolerance=agreement(original),
         rerun_metric=f"{rerun.metric} ({rerun.unit})", original_metric=f"{original.metric} ({original.unit})",
     )

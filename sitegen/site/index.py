@@ -15,6 +15,7 @@ from sitegen.digest import comparison_key
 from sitegen.loader import Record
 from sitegen.model import BenchmarkRun
 from sitegen.registry import Registry
+from sitegen.verdict import pass_from_benchmark
 
 UNKNOWN_PASS = "unspecified"
 
@@ -93,7 +94,6 @@ class Index:
     runs_of_operation: dict[str, list[RunFacts]]
     runs_of_implementation: dict[str, list[RunFacts]]
     runs_of_gpu: dict[str, list[RunFacts]]
-    gpu_names: dict[str, str]
     dangling_reruns: dict[str, str] = field(default_factory=dict)
     pretty: dict[str, str] = field(default_factory=dict)
     """Pretty-printed JSON of shared documents (protocols, environments), by file and pointer."""
@@ -145,9 +145,8 @@ def timed_pass(run: BenchmarkRun) -> str:
     spec = run.spec
     if spec.timedPass:
         return spec.timedPass
-    if spec.sourceNative and "/" in spec.sourceNative.benchmark:
-        return spec.sourceNative.benchmark.rsplit("/", 1)[1]
-    return UNKNOWN_PASS
+    found = pass_from_benchmark(spec.sourceNative.benchmark) if spec.sourceNative else None
+    return UNKNOWN_PASS if found is None else found
 
 
 def primary(run: BenchmarkRun, protocol_statistic: str) -> tuple[str, str, float, str] | None:
@@ -233,7 +232,6 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
     by_implementation: dict[str, list[RunFacts]] = defaultdict(list)
     by_gpu: dict[str, list[RunFacts]] = defaultdict(list)
     slugs = gpu_slugs({f.product for f in runs})
-    gpu_names = {segment: product for product, segment in slugs.items()}
     for facts in runs:
         facts.gpu_slug = slugs[facts.product]
         if facts.cohort:
@@ -261,7 +259,7 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
         registry=registry, config=config, runs=runs, by_digest=by_digest, cohorts=dict(cohorts),
         operations=sorted(registry.of_kind("OperationSpec"), key=lambda r: r.name),
         runs_of_operation=dict(by_operation), runs_of_implementation=dict(by_implementation),
-        runs_of_gpu=dict(by_gpu), gpu_names=gpu_names, dangling_reruns=dangling,
+        runs_of_gpu=dict(by_gpu), dangling_reruns=dangling,
     )
     assign_levels(index)
     return index

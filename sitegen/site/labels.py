@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.loader import Record
+from sitegen.model.definitions import ProjectRevision
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,13 @@ class Row:
     code: bool = False
 
 
+def run_dir(name: str) -> str:
+    """The run's folder, the form its permalink takes."""
+    return f"runs/{name}/"
+
+
 def run_path(name: str) -> str:
-    return f"runs/{name}/index.html"
+    return run_dir(name) + "index.html"
 
 
 def operation_path(name: str) -> str:
@@ -50,8 +56,8 @@ def cohort_id(key: str) -> str:
     return "cohort-" + key.removeprefix("sha256:")[:16]
 
 
-def short_digest(digest: str, hex_digits: int = 16) -> str:
-    return digest[: len("sha256:") + hex_digits] + "…"
+def short_digest(digest: str) -> str:
+    return digest[: len("sha256:") + 16] + "…"
 
 
 def run_short_id(digest: str) -> str:
@@ -65,6 +71,21 @@ def operation_title(operation: Record) -> str:
 
 def implementation_label(implementation: Record) -> str:
     return implementation.model.spec.name
+
+
+def revision_rows(revision: ProjectRevision) -> list[Row]:
+    """Project, revision and version of a ProjectRevision.
+
+    "revision" is the commit, the only thing that pins code; a release version is shown
+    beside it, never in its place (the seed shows "unknown" for a versioned Liger run).
+    """
+    rows = [
+        Row("project", revision.project, revision.repository),
+        Row("revision", revision.commit or "unknown", code=bool(revision.commit)),
+    ]
+    if revision.version:
+        rows.append(Row("version", revision.version))
+    return rows
 
 
 def dtype_label(workload: Record) -> str | None:

@@ -87,20 +87,37 @@ def run_row(facts: RunFacts) -> RunRow:
     )
 
 
-def by_newest(runs: list[RunFacts]) -> list[RunRow]:
-    return [run_row(f) for f in sorted(runs, key=lambda f: (f.run.spec.observedAt, f.name), reverse=True)]
+def by_newest(runs: list[RunFacts], limit: int | None = None) -> list[RunRow]:
+    """Rows of the ``limit`` newest runs (all by default), newest first."""
+    newest = sorted(runs, key=lambda f: (f.run.spec.observedAt, f.name), reverse=True)
+    return [run_row(f) for f in newest[:limit]]
+
+
+def implementation_items(index: Index) -> list[CountRow]:
+    """Each implementation with its run count and project, by label."""
+    return sorted((
+        CountRow(Link(implementation_title(record, index), L.implementation_path(record.name)),
+                 len(index.runs_of_implementation.get(record.name, [])), record.model.spec.projectRevision.project)
+        for record in index.registry.of_kind("ImplementationRevision")
+    ), key=lambda item: (item.item.text.lower(), item.item.href))
+
+
+def gpu_items(index: Index) -> list[CountRow]:
+    """Each GPU product with its run count and architecture, by path segment."""
+    items = []
+    for slug_ in sorted(index.runs_of_gpu):
+        runs = index.runs_of_gpu[slug_]
+        hardware = runs[0].environment.model.spec.hardware
+        items.append(CountRow(Link(hardware.product, L.gpu_path(slug_)), len(runs), hardware.architecture))
+    return items
 
 
 def implementation_pages(index: Index) -> list[ListPage]:
-    pages, items = [], []
+    pages = []
     for record in sorted(index.registry.of_kind("ImplementationRevision"), key=lambda r: r.name):
         spec = record.model.spec
-        revision = spec.projectRevision
         runs = index.runs_of_implementation.get(record.name, [])
-        facts = [Row("project", revision.project, revision.repository),
-                 Row("revision", revision.commit or "unknown", code=bool(revision.commit))]
-        if revision.version:
-            facts.append(Row("version", revision.version))
+        facts = L.revision_rows(spec.projectRevision)
         if spec.callable:
             facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
                              + (f" ({spec.callable.variant})" if spec.callable.variant else ""), code=True))
@@ -110,14 +127,12 @@ def implementation_pages(index: Index) -> list[ListPage]:
         label = implementation_title(record, index)
         path = L.implementation_path(record.name)
         pages.append(ListPage(path, label, label, facts, [], by_newest(runs)))
-        items.append(CountRow(Link(label, path), len(runs), revision.project))
-    items.sort(key=lambda item: (item.item.text.lower(), item.item.href))
-    index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], items, [])
+    index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
     return [index_page, *pages]
 
 
 def gpu_pages(index: Index) -> list[ListPage]:
-    pages, items = [], []
+    pages = []
     for slug_ in sorted(index.runs_of_gpu):
         runs = index.runs_of_gpu[slug_]
         env = runs[0].environment.model.spec.hardware
@@ -126,8 +141,7 @@ def gpu_pages(index: Index) -> list[ListPage]:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
         pages.append(ListPage(path, env.product, env.product, facts, [], by_newest(runs)))
-        items.append(CountRow(Link(env.product, path), len(runs), env.architecture))
-    index_page = ListPage("gpus/index.html", "GPUs", "GPUs", [], items, [])
+    index_page = ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
     return [index_page, *pages]
 
 
@@ -145,18 +159,15 @@ def home_page(index: Index) -> HomePage:
             source_rows.append(CountRow(Link(source.name if source else key, source.url or "" if source else ""), count,
                                         source.license if source else ""))
     levels = Counter(f.level for f in index.runs)
-    impl_counts = Counter(f.implementation.name for f in index.runs)
     return HomePage(
         path="index.html", title=index.config.site.title, run_count=len(index.runs),
         document_count=len(index.registry.records),
         operations=[CountRow(Link(L.operation_title(op), L.operation_path(op.name)), len(index.runs_of_operation.get(op.name, [])))
                     for op in sorted(index.operations, key=lambda op: (L.operation_title(op).lower(), op.name))],
         sources=source_rows,
-        gpus=[CountRow(Link(index.gpu_names[s], L.gpu_path(s)), len(index.runs_of_gpu[s])) for s in sorted(index.runs_of_gpu)],
-        implementations=sorted((
-            CountRow(Link(implementation_title(r, index), L.implementation_path(r.name)), impl_counts.get(r.name, 0))
-            for r in index.registry.of_kind("ImplementationRevision")
-        ), key=lambda item: (item.item.text.lower(), item.item.href)),
+        # The home page lists them without the index pages' detail column.
+        gpus=[CountRow(item.item, item.count) for item in gpu_items(index)],
+        implementations=[CountRow(item.item, item.count) for item in implementation_items(index)],
         levels=[CountRow(Link(f"{level} evidence", ""), levels.get(level, 0)) for level in LEVELS],
-        newest=by_newest(index.runs)[:NEWEST],
+        newest=by_newest(index.runs, NEWEST),
     )

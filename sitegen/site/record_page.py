@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from sitegen.rerun.protocol import HARNESS
 from sitegen.site import labels as L
 from sitegen.site import record_sections as S
 from sitegen.site import units
@@ -146,7 +147,7 @@ def _primary(facts: RunFacts) -> Primary | None:
 def comparison_kind(facts: RunFacts) -> str:
     if facts.run.spec.sourceNative is not None:
         return "source-native comparison"
-    if facts.harness == "sitegen rerun":
+    if facts.harness == HARNESS:
         return "controlled comparison"
     return "reported comparison"
 
@@ -200,7 +201,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
     site = index.config.site
     base = site.base_url if site.base_url.endswith("/") else site.base_url + "/"
     path = L.run_path(facts.name)
-    permalink = f"{base}runs/{facts.name}/"
+    permalink = base + L.run_dir(facts.name)
     implementation = L.implementation_label(facts.implementation)
     operation = L.operation_title(facts.operation)
     workload = L.workload_label(facts.workload)

@@ -32,14 +32,9 @@ class Correctness:
 
 def identity(facts: RunFacts, index: Index) -> list[Row]:
     impl = facts.implementation.model.spec
-    # "revision" is the commit, the only thing that pins code; a release version is shown
-    # beside it, never in its place (the seed shows "unknown" for a versioned Liger run).
-    revision = impl.projectRevision.commit or "unknown"
     rows = [
         Row("implementation", impl.name, L.implementation_path(facts.implementation.name)),
-        Row("project", impl.projectRevision.project, impl.projectRevision.repository),
-        Row("revision", revision, code=revision != "unknown"),
-        *([Row("version", impl.projectRevision.version)] if impl.projectRevision.version else []),
+        *L.revision_rows(impl.projectRevision),
         Row("workload", L.workload_label(facts.workload)),
         Row("timed pass", facts.timed_pass),
     ]

@@ -38,7 +38,7 @@ class Renderer:
         )
         self.site_title = site_title
 
-    def render(self, template: str, page, **extra) -> bytes:
+    def render(self, template: str, page) -> bytes:
         root = "../" * page.path.count("/")
 
         def url(href: str) -> str:
@@ -47,6 +47,6 @@ class Renderer:
             return root + href
 
         html = self.env.get_template(template).render(
-            page=page, root=root, url=url, site_title=self.site_title, **extra,
+            page=page, root=root, url=url, site_title=self.site_title,
         )
         return html.encode("utf-8")
