@@ -10,8 +10,8 @@ from dataclasses import dataclass
 OPERATION = "jsd"
 PASSES = ("forward", "backward", "full")
 IMPLEMENTATIONS = ("sitegen", "liger", "torch", "torch-compile")
-DTYPES = ("fp32", "bf16", "fp16")
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+DTYPES = tuple(ELEMENT_BYTES)
 BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
 
 DEFAULT_TOKENS = (1024, 2048, 4096, 8192)
@@ -60,10 +60,8 @@ def odd_shape(tokens: int, vocab: int) -> tuple[int, int]:
     return rows, (vocab - 1) if vocab % 2 == 0 else (vocab - 2)
 
 
-def split_list(text: str | None, default: tuple, convert=str) -> tuple:
-    """'a,b,c' → (a, b, c) converted; None → default. Order kept, duplicates dropped."""
-    if text is None:
-        return default
+def split_list(text: str, convert=str) -> tuple:
+    """'a,b,c' → (a, b, c) converted. Order kept, duplicates dropped."""
     items = [convert(part.strip()) for part in text.split(",") if part.strip()]
     return tuple(dict.fromkeys(items))
 

@@ -21,7 +21,7 @@ def _ints(ctx, param, value):
     if value is None:
         return None
     try:
-        items = C.split_list(value, (), int)
+        items = C.split_list(value, int)
     except ValueError:
         raise click.BadParameter("expected comma-separated positive integers") from None
     if not items or any(i <= 0 for i in items):
@@ -33,7 +33,7 @@ def _choices(allowed):
     def check(ctx, param, value):
         if value is None:
             return None
-        items = C.split_list(value, ())
+        items = C.split_list(value)
         bad = [i for i in items if i not in allowed]
         if bad or not items:
             raise click.BadParameter(f"unknown {', '.join(bad) or 'value'}; choose from {', '.join(allowed)}")

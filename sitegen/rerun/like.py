@@ -9,6 +9,7 @@ from sitegen.problems import InputError, Problem
 from sitegen.rerun.cases import Workload
 from sitegen.rerun.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
 from sitegen.rerun.registryscan import Scan, find_run
+from sitegen.verdict import pass_from_benchmark
 
 MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
 
@@ -64,7 +65,7 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
     dtype = workload["spec"].get("dtype")
     if not (isinstance(axes.get("tokens"), int) and isinstance(axes.get("vocab"), int) and dtype):
         raise InputError([Problem(where, "$.spec.workloadDigest", "workload is not a JSD tokens × vocab case with a dtype")])
-    timed_pass = spec.get("timedPass") or (spec.get("sourceNative") or {}).get("benchmark", "").partition("/")[2]
+    timed_pass = spec.get("timedPass") or pass_from_benchmark((spec.get("sourceNative") or {}).get("benchmark", "")) or ""
     if timed_pass not in ("forward", "backward", "full"):
         raise InputError([Problem(where, "$.spec.timedPass", f"no timed pass to rerun (got {timed_pass!r})")])
     impl, version = _impl_of(impl_doc)
@@ -74,7 +75,8 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
     if family not in MODES:
         raise InputError([Problem(where, "$.spec.protocolDigest", f"no harness for protocol family {family!r}; known: {', '.join(MODES)}")])
     timing = spec.get("timing") or {}
-    primary = timing.get("primaryStatistic", "median")
+    # The statistic the protocol ranks by, as the record page reads it (site.index.primary).
+    primary = protocol["spec"].get("measurement", {}).get("primaryStatistic", "median")
     original = (timing.get("latencyNs") or {}).get(primary)
     if version is None:
         version = (run["metadata"].get("labels") or {}).get("liger_version") if impl == "liger" else None
