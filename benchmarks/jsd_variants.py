@@ -1,8 +1,9 @@
 """Round 3: the flat one-wave JSD kernel (kernels/jsd.py) against the row-chunk kernel it replaced.
 
 Flat programs take interleaved blocks (p, p+G, ...: the wave sweeps memory as one window, like
-an elementwise torch kernel). The "contiguous" rows of results/jsd_flat_h200.txt (one run of
-blocks per program) came from a constexpr flag removed once they had lost.
+an elementwise torch kernel). The "contiguous" rows of results/jsd_flat_h200.txt and every
+"flat" row of results/jsd_flat_contiguous_h200.txt (one run of blocks per program) came from a
+constexpr flag removed once they had lost; that kernel was never committed.
 
 The row-chunk kernel (round 2, one program per (row, 32K-element chunk), ~31 waves at
 [2048, 128256]) is read from a file given by JSD_ROW_KERNEL (`git show a0ffafa:kernels/jsd.py`),
@@ -56,10 +57,9 @@ def load_row_kernel():
 def main():
     import bench_jsd  # benchmarks/: copy bandwidth, inputs
 
-    class A:
+    class A:  # stands in for bench_jsd's parsed arguments: its default --warmup and --rep
         warmup, rep = 25, 100
 
-    bench = lambda fn: triton.testing.do_bench(fn, warmup=A.warmup, rep=A.rep, return_mode="median")  # noqa: E731
     bw = bench_jsd.copy_bandwidth(A)
     row = load_row_kernel()
     out, results = [], []
@@ -93,7 +93,7 @@ def main():
         times = {k: [] for k in fns}
         for _ in range(2):  # two interleaved rounds: drift shows as disagreement between them
             for k, fn in fns.items():
-                times[k].append(bench(fn))
+                times[k].append(bench_jsd.bench(fn, A))
         pas = "fwd" if store else "fwd-only"
         for k, ts in times.items():
             ms = min(ts)

@@ -9,6 +9,10 @@ except ImportError:  # sitegen not installed (the GPU machine): the repo's kerne
     from kernels.jsd import JSD, jsd_forward, jsd_loss
     from kernels.reference import bytes_moved, jsd_reference
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
+DTYPES = [torch.float32, torch.bfloat16, torch.float16]
+
 # Tolerances, by input dtype, and why:
 #  float32: MUFU ex2/lg2.approx are good to ~2^-22 relative; per-element terms such as
 #           Q*(X - log M) cancel, so errors are absolute in the largest term: 1e-5 of max|grad|.
@@ -20,10 +24,20 @@ GRAD_ATOL = {torch.float32: 1e-5, torch.bfloat16: 8e-3, torch.float16: 1.5e-3}  
 GRAD_RTOL = {torch.float32: 1e-4, torch.bfloat16: 1.6e-2, torch.float16: 2e-3}
 
 
+def gen(seed):
+    return torch.Generator(device=DEVICE).manual_seed(seed)
+
+
 def logprobs(bt, v, dtype, device, *, scale=3.0, gen=None):
     """Random, non-uniform log-probabilities (never zeros), rounded to `dtype`."""
     z = torch.randn(bt, v, generator=gen, dtype=torch.float32, device=gen.device if gen else device) * scale
     return z.log_softmax(-1).to(device=device, dtype=dtype)
+
+
+def pair(bt, v, dtype, seed):
+    """x and y from one seeded generator, returned with it so that labels continue its stream."""
+    g = gen(seed)
+    return logprobs(bt, v, dtype, DEVICE, gen=g), logprobs(bt, v, dtype, DEVICE, gen=g), g
 
 
 def labels_for(kind, bt, device, gen=None):
@@ -51,6 +65,15 @@ def assert_grad_close(grad, ref, dtype):
     torch.testing.assert_close(grad.double().cpu(), ref, rtol=GRAD_RTOL[dtype], atol=atol)
 
 
+def reference_with_grad(x, y, labels, beta, *, upstream=1.0, **kwargs):
+    """Float64 reference loss and its gradient with respect to x, scaled by `upstream`."""
+    x64 = x.detach().double().requires_grad_()
+    ref = jsd_reference(x64, y, labels, beta=beta, **kwargs)
+    g = torch.tensor(float(upstream), dtype=torch.float64, device=ref.device)
+    (ref_grad,) = torch.autograd.grad(ref, x64, grad_outputs=g)
+    return ref, ref_grad
+
+
 def check_against_reference(x, y, labels, beta, *, upstream=1.0, module=False):
     """Loss and student gradient of the kernel vs float64 autograd of the reference."""
     dtype = x.dtype
@@ -62,9 +85,7 @@ def check_against_reference(x, y, labels, beta, *, upstream=1.0, module=False):
     g = torch.tensor(upstream, dtype=loss.dtype, device=loss.device)
     (grad,) = torch.autograd.grad(loss, xk, grad_outputs=g)
 
-    x64 = x.detach().double().requires_grad_()
-    ref = jsd_reference(x64, y, labels, beta=beta)
-    (ref_grad,) = torch.autograd.grad(ref, x64, grad_outputs=torch.tensor(float(g), dtype=torch.float64, device=ref.device))
+    ref, ref_grad = reference_with_grad(x, y, labels, beta, upstream=float(g))
     assert_loss_close(loss, ref, dtype)
     assert_grad_close(grad, ref_grad, dtype)
     return loss, grad

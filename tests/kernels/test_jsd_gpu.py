@@ -8,29 +8,21 @@ if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
 from jsd_checks import (  # noqa: E402
+    BETAS,
+    DTYPES,
     assert_grad_close,
     assert_loss_close,
     check_against_reference,
+    gen,
     labels_for,
     logprobs,
+    pair,
     underflow_pair,
 )
 
 from jsd_checks import JSD, jsd_loss, jsd_reference  # noqa: E402
 
 pytestmark = pytest.mark.gpu
-DEVICE = "cuda"
-BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
-DTYPES = [torch.float32, torch.bfloat16, torch.float16]
-
-
-def gen(seed):
-    return torch.Generator(device=DEVICE).manual_seed(seed)
-
-
-def pair(bt, v, dtype, seed):
-    g = gen(seed)
-    return logprobs(bt, v, dtype, "cuda", gen=g), logprobs(bt, v, dtype, "cuda", gen=g), g
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

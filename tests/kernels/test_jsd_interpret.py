@@ -14,32 +14,35 @@ pytest.importorskip("triton", reason="the JSD kernel needs triton")
 if os.environ.get("TRITON_INTERPRET") == "1":
     pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
 
-from jsd_checks import check_against_reference, labels_for, logprobs, underflow_pair  # noqa: E402
+from jsd_checks import (  # noqa: E402
+    BETAS,
+    DEVICE,
+    DTYPES,
+    assert_grad_close,
+    assert_loss_close,
+    check_against_reference,
+    gen,
+    labels_for,
+    logprobs,
+    pair,
+    reference_with_grad,
+    underflow_pair,
+)
 
-from jsd_checks import JSD, bytes_moved, jsd_loss, jsd_reference  # noqa: E402
-
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
-DTYPES = [torch.float32, torch.bfloat16, torch.float16]
-
-
-def gen(seed):
-    return torch.Generator(device=DEVICE).manual_seed(seed)
+from jsd_checks import JSD, bytes_moved, jsd_forward, jsd_loss, jsd_reference  # noqa: E402
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("beta", BETAS)
 @pytest.mark.parametrize("labels", ["none", "some"])
 def test_loss_and_grad(beta, dtype, labels):
-    g = gen(hash((beta, str(dtype), labels)) % 2**31)
-    x, y = logprobs(6, 301, dtype, DEVICE, gen=g), logprobs(6, 301, dtype, DEVICE, gen=g)
+    x, y, g = pair(6, 301, dtype, hash((beta, str(dtype), labels)) % 2**31)
     check_against_reference(x, y, labels_for(labels, 6, DEVICE, g), beta)
 
 
 @pytest.mark.parametrize("beta", BETAS)
 def test_all_rows_ignored_gives_zero_loss_and_grad(beta):
-    g = gen(1)
-    x, y = logprobs(4, 301, torch.float32, DEVICE, gen=g), logprobs(4, 301, torch.float32, DEVICE, gen=g)
+    x, y, g = pair(4, 301, torch.float32, 1)
     loss, grad = check_against_reference(x, y, labels_for("all", 4, DEVICE, g), beta)
     assert loss.item() == 0.0 and not grad.any()
 
@@ -47,8 +50,7 @@ def test_all_rows_ignored_gives_zero_loss_and_grad(beta):
 @pytest.mark.parametrize("v", [37, 64, 128, 300])
 @pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
 def test_vocab_sizes(v, beta):
-    g = gen(v)
-    x, y = logprobs(3, v, torch.float32, DEVICE, gen=g), logprobs(3, v, torch.float32, DEVICE, gen=g)
+    x, y, g = pair(3, v, torch.float32, v)
     check_against_reference(x, y, labels_for("some", 3, DEVICE, g), beta)
 
 
@@ -72,8 +74,7 @@ def test_non_contiguous_inputs(layout):
 
 @pytest.mark.parametrize("beta", BETAS)
 def test_upstream_gradient_other_than_one(beta):
-    g = gen(11)
-    x, y = logprobs(4, 200, torch.float32, DEVICE, gen=g), logprobs(4, 200, torch.float32, DEVICE, gen=g)
+    x, y, g = pair(4, 200, torch.float32, 11)
     check_against_reference(x, y, labels_for("some", 4, DEVICE, g), beta, upstream=-2.5, module=True)
 
 
@@ -86,8 +87,7 @@ def test_underflow_gives_no_nan(beta, dtype):
 
 @pytest.mark.parametrize("beta", BETAS)
 def test_forward_only_path(beta):
-    g = gen(17)
-    x, y = logprobs(5, 301, torch.float32, DEVICE, gen=g), logprobs(5, 301, torch.float32, DEVICE, gen=g)
+    x, y, g = pair(5, 301, torch.float32, 17)
     labels = labels_for("some", 5, DEVICE, g)
     ref = jsd_reference(x, y, labels, beta=beta)
     loss = jsd_loss(x, y, labels, beta=beta)  # x does not require grad
@@ -100,9 +100,8 @@ def test_forward_only_path(beta):
 
 def test_backward_scales_the_saved_gradient_in_place():
     """Backward allocates no second (BT, V) tensor: the returned gradient is forward's dX buffer."""
-    g = gen(19)
-    x = logprobs(3, 100, torch.float32, DEVICE, gen=g).requires_grad_()
-    y = logprobs(3, 100, torch.float32, DEVICE, gen=g)
+    x, y, _ = pair(3, 100, torch.float32, 19)
+    x.requires_grad_()
     loss = jsd_loss(x, y)
     saved = loss.grad_fn.dx
     assert saved.shape == x.shape
@@ -114,9 +113,8 @@ def test_backward_scales_the_saved_gradient_in_place():
 
 
 def test_second_backward_through_a_retained_graph_raises():
-    g = gen(19)
-    x = logprobs(3, 100, torch.float32, DEVICE, gen=g).requires_grad_()
-    y = logprobs(3, 100, torch.float32, DEVICE, gen=g)
+    x, y, _ = pair(3, 100, torch.float32, 19)
+    x.requires_grad_()
     loss = jsd_loss(x, y)
     (g1,) = torch.autograd.grad(loss, x, grad_outputs=torch.tensor(3.0, device=DEVICE), retain_graph=True)
     kept = g1.clone()
@@ -153,18 +151,13 @@ def test_bytes_moved():
 def test_launch_configs(config, dtype):
     """Every tiling computes the same thing: blocks spanning two rows or many (V < BLOCK), one
     program or many, and as many programs as blocks (the launcher caps the grid there)."""
-    from jsd_checks import assert_grad_close, assert_loss_close, jsd_forward
-
-    g = gen(23)
-    x, y = logprobs(4, 301, dtype, DEVICE, gen=g), logprobs(4, 301, dtype, DEVICE, gen=g)
+    x, y, g = pair(4, 301, dtype, 23)
     labels = labels_for("some", 4, DEVICE, g)
     for beta in (0.0, 0.5, 1.0):
         loss, dx = jsd_forward(x, y, labels, beta=beta, config=config)
-        x64 = x.double().requires_grad_()
-        ref = jsd_reference(x64, y, labels, beta=beta)
-        ref.backward()
+        ref, ref_grad = reference_with_grad(x, y, labels, beta)
         assert_loss_close(loss, ref, dtype)
-        assert_grad_close(dx, x64.grad, dtype)
+        assert_grad_close(dx, ref_grad, dtype)
 
 
 def _launch_with_grid(x, y, labels, beta, block, programs):
@@ -176,7 +169,6 @@ def _launch_with_grid(x, y, labels, beta, block, programs):
     import sys
 
     import triton
-    from jsd_checks import jsd_forward
 
     jsd = sys.modules[jsd_forward.__module__]
     bt, v = x.shape
@@ -197,11 +189,8 @@ def _launch_with_grid(x, y, labels, beta, block, programs):
 @pytest.mark.parametrize("bt,v", [(1, 1), (1, 5), (5, 1), (1, 40), (2, 15), (2, 16), (3, 17), (4, 33), (7, 9), (3, 48)])
 def test_every_element_written_once_for_any_grid(bt, v):
     """Each block is owned by exactly one program for grids of 1 program up to more than n_blocks."""
-    from jsd_checks import assert_grad_close, assert_loss_close
-
     block = 16
-    g = gen(bt * 1000 + v)
-    x, y = logprobs(bt, v, torch.float32, DEVICE, gen=g), logprobs(bt, v, torch.float32, DEVICE, gen=g)
+    x, y, _ = pair(bt, v, torch.float32, bt * 1000 + v)
     n_full, n_blocks = bt * v // block, -(-bt * v // block)
     rows = torch.arange(bt, device=DEVICE)
     label_sets = {"none": None, "even_ignored": torch.where(rows % 2 == 0, -100, rows + 5),
@@ -210,11 +199,9 @@ def test_every_element_written_once_for_any_grid(bt, v):
         for name, labels in label_sets.items():
             for beta in (0.0, 0.5, 1.0):
                 loss, dx = _launch_with_grid(x, y, labels, beta, block, programs)
-                x64 = x.double().requires_grad_()
-                ref = jsd_reference(x64, y, labels, beta=beta)
-                ref.backward()
+                ref, ref_grad = reference_with_grad(x, y, labels, beta)
                 assert_loss_close(loss, ref, torch.float32)
-                assert_grad_close(dx, x64.grad, torch.float32)
+                assert_grad_close(dx, ref_grad, torch.float32)
 
 
 @pytest.mark.parametrize("bt,v", [(1, 1), (1, 5), (1, 37), (1, 301), (5, 1), (2, 20), (6, 37)])
@@ -224,8 +211,7 @@ def test_small_shapes(bt, v, labels):
     1 become constexprs on the GPU (n_rows, V, N, n_blocks), including the backward scale; and
     BLOCK/2 <= V < BLOCK (6x37 under the interpreter), where one block spans three rows, so the
     launcher must pick the per-element (MULTIROW) label path."""
-    g = gen(bt * 1000 + v)
-    x, y = logprobs(bt, v, torch.float32, DEVICE, gen=g), logprobs(bt, v, torch.float32, DEVICE, gen=g)
+    x, y, _ = pair(bt, v, torch.float32, bt * 1000 + v)
     lab = None
     if labels != "none":
         lab = torch.arange(bt, device=DEVICE) + 7
@@ -238,17 +224,14 @@ def test_small_shapes(bt, v, labels):
 
 def test_ignore_index_one():
     """ignore_index = 1 is specialized to a constexpr on the GPU; labels equal to 1 are dropped."""
-    g = gen(29)
-    x, y = logprobs(4, 70, torch.float32, DEVICE, gen=g), logprobs(4, 70, torch.float32, DEVICE, gen=g)
+    x, y, _ = pair(4, 70, torch.float32, 29)
     lab = torch.tensor([1, 5, 1, -100], device=DEVICE)
     for beta in (0.0, 0.5, 1.0):
         xk = x.clone().requires_grad_()
         loss = JSD(beta=beta, ignore_index=1)(xk, y, lab)
         (grad,) = torch.autograd.grad(loss, xk)
-        x64 = x.double().requires_grad_()
-        ref = jsd_reference(x64, y, lab, beta=beta, ignore_index=1)
-        ref.backward()
+        ref, ref_grad = reference_with_grad(x, y, lab, beta, ignore_index=1)
         torch.testing.assert_close(loss.double().cpu(), ref.detach().cpu(), rtol=1e-5, atol=1e-6)
-        atol = 1e-5 * x64.grad.abs().max().item()
-        torch.testing.assert_close(grad.double().cpu(), x64.grad.cpu(), rtol=1e-4, atol=atol)
+        atol = 1e-5 * ref_grad.abs().max().item()
+        torch.testing.assert_close(grad.double().cpu(), ref_grad.cpu(), rtol=1e-4, atol=atol)
         assert not grad[0].any() and not grad[2].any() and grad[3].any()
