@@ -1,0 +1,178 @@
+"""Time ``sitegen build`` against Hugo on registries of N runs, all within one run.
+
+    python3 benchmarks/bench_build.py --runs 10000 60000 --work /dev/shm/bench \
+        --out benchmarks/results/build
+
+For each N: make a synthetic registry (benchmarks/make_registry.py, untimed) and a Hugo
+site of the same page count (one Markdown page per run page with similar front matter
+and a 15-field table), then time, alternating the two tools so that load from other
+users of a shared machine hits both alike:
+
+- cold: ``sitegen build`` into a new folder, then ``hugo`` into a new folder;
+- no-op: ``sitegen build`` again over the site it built;
+- one edit: one run's latency changed by 1%, then ``sitegen lock`` plus ``sitegen build``.
+
+Each time is a fresh process, measured with os.wait4: wall seconds and the peak resident
+memory of the largest process (with worker processes, the largest one; their pages are
+shared copy-on-write). Only ratios measured in the same run are meaningful on a shared
+machine; absolute seconds depend on the machine's load. Prints a table, the ratios and
+the log-log slope of cold build time between the smallest and largest N; writes
+OUT.txt and OUT.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_registry import make_registry  # noqa: E402
+
+SITEGEN = [sys.executable, "-m", "sitegen"]
+HUGO_CONFIG = 'baseURL = "https://example.org/"\ntitle = "bench"\ndisableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
+HUGO_SINGLE = """<!doctype html><html><head><title>{{ .Title }}</title></head><body>
+<h1>{{ .Title }}</h1><p>{{ .Params.implementation }} · {{ .Params.operation }} · {{ .Params.gpu }}</p>
+{{ .Content }}</body></html>
+"""
+HUGO_LIST = """<!doctype html><html><head><title>{{ .Title }}</title></head><body><h1>{{ .Title }}</h1>
+<ul>{{ range .Pages }}<li><a href="{{ .RelPermalink }}">{{ .Title }}</a></li>{{ end }}</ul></body></html>
+"""
+FIELDS = ("implementation", "operation", "workload", "gpu", "pass", "status", "level", "median", "p20", "p80",
+          "protocol", "environment", "observed", "digest", "source")
+
+
+def timed(command: list[str], cwd: Path | None = None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of one command; exit on failure."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    error = process.stderr.read().decode(errors="replace")
+    process.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(map(str, command))} failed:\n{error}")
+    return wall, usage.ru_maxrss * 1024
+
+
+def hugo_site(registry: Path, pages: int, folder: Path) -> None:
+    """A Hugo project of ``pages`` Markdown pages shaped like sitegen's run pages."""
+    (folder / "layouts" / "_default").mkdir(parents=True)
+    (folder / "hugo.toml").write_text(HUGO_CONFIG)
+    (folder / "layouts" / "_default" / "single.html").write_text(HUGO_SINGLE)
+    (folder / "layouts" / "_default" / "list.html").write_text(HUGO_LIST)
+    runs = sorted((registry / "runs").rglob("*.json"))
+    for i in range(pages):
+        run = json.loads(runs[i % len(runs)].read_bytes())
+        spec, name = run["spec"], run["metadata"]["name"] + (f"-{i // len(runs)}" if i >= len(runs) else "")
+        section = folder / "content" / runs[i % len(runs)].parent.name
+        section.mkdir(parents=True, exist_ok=True)
+        latency = (spec.get("timing") or {}).get("latencyNs", {})
+        values = [name, runs[i % len(runs)].parent.name, spec["workloadDigest"][7:19], spec["environmentDigest"][7:19],
+                  spec.get("timedPass", "forward"), spec["status"], "Reported", latency.get("median", "—"),
+                  latency.get("p20", "—"), latency.get("p80", "—"), spec["protocolDigest"][7:19],
+                  spec["environmentDigest"][7:19], spec["observedAt"], spec["implementationDigest"], "bench"]
+        table = "| field | value |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in zip(FIELDS, values))
+        front = (f'---\ntitle: "{name}"\ndate: {spec["observedAt"]}\nimplementation: "{values[0]}"\n'
+                 f'operation: "{values[1]}"\ngpu: "{values[3]}"\n---\n\n')
+        (section / f"{name}.md").write_text(front + table)
+
+
+def edit_one_run(registry: Path) -> None:
+    """Scale one timed run's latencies by 1%: a real spec change that keeps quantile order."""
+    for path in sorted((registry / "runs").rglob("*.json")):
+        run = json.loads(path.read_bytes())
+        timing = run["spec"].get("timing")
+        if timing and "samplesNs" not in timing:
+            timing["latencyNs"] = {k: round(v * 1.01) for k, v in timing["latencyNs"].items()}
+            for m in run["spec"].get("measurements") or []:
+                if m["metric"] == "latency":
+                    m["value"] = round(m["value"] * 1.01)
+            path.write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n")
+            return
+    raise SystemExit(f"{registry}: no timed run to edit")
+
+
+def largest(site: Path) -> tuple[str, int]:
+    sizes = [(p.stat().st_size, p.relative_to(site).as_posix()) for p in site.rglob("*") if p.is_file()]
+    size, name = max(sizes)
+    return name, size
+
+
+def bench(runs: int, work: Path) -> dict:
+    registry, hugo, site = work / f"registry-{runs}", work / f"hugo-{runs}", work / f"site-{runs}"
+    for path in (registry, hugo, site):
+        shutil.rmtree(path, ignore_errors=True)
+    make_registry(runs, registry)
+    files_before = None
+    cold, cold_rss = timed([*SITEGEN, "build", "--records", str(registry), "--out", str(site)])
+    pages = sum(1 for p in site.rglob("*.html"))
+    hugo_site(registry, pages, hugo)
+    hugo_s, hugo_rss = timed(["hugo", "--quiet", "-d", str(work / f"hugo-public-{runs}")], cwd=hugo)
+    files_before = sum(1 for p in site.rglob("*") if p.is_file())
+    noop, noop_rss = timed([*SITEGEN, "build", "--records", str(registry), "--out", str(site)])
+    edit_one_run(registry)
+    lock, _ = timed([*SITEGEN, "lock", str(registry)])
+    edit, edit_rss = timed([*SITEGEN, "build", "--records", str(registry), "--out", str(site)])
+    name, size = largest(site)
+    html_name, html_size = max(
+        ((p.stat().st_size, p.relative_to(site).as_posix()) for p in site.rglob("*.html")), default=(0, ""))[::-1]
+    shutil.rmtree(work / f"hugo-public-{runs}", ignore_errors=True)
+    return {
+        "runs": runs, "pages": pages, "files": files_before, "cold_s": cold, "cold_rss": cold_rss,
+        "hugo_s": hugo_s, "hugo_rss": hugo_rss, "ratio": cold / hugo_s,
+        "noop_s": noop, "noop_pct": 100 * noop / cold, "lock_s": lock, "edit_build_s": edit,
+        "edit_pct": 100 * (lock + edit) / cold, "peak_rss": max(cold_rss, noop_rss, edit_rss),
+        "largest_file": name, "largest_file_bytes": size, "largest_html": html_name, "largest_html_bytes": html_size,
+    }
+
+
+def table(results: list[dict]) -> str:
+    lines = [
+        "| runs | pages | sitegen cold s | peak RSS MiB | Hugo s | sitegen / Hugo | no-op % | one-edit (lock+build) % | largest HTML KB | largest file KB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['runs']:,} | {r['pages']:,} | {r['cold_s']:.2f} | {r['peak_rss'] / 2**20:.0f} | {r['hugo_s']:.2f} | "
+            f"{r['ratio']:.2f}× | {r['noop_pct']:.1f} | {r['edit_pct']:.1f} | {r['largest_html_bytes'] / 1000:.0f} "
+            f"({r['largest_html']}) | {r['largest_file_bytes'] / 1000:.0f} ({r['largest_file']}) |"
+        )
+    if len(results) > 1:
+        a, b = results[0], results[-1]
+        slope = math.log(b["cold_s"] / a["cold_s"]) / math.log(b["runs"] / a["runs"])
+        lines.append(f"\nlog-log slope of cold build time {a['runs']:,} -> {b['runs']:,} runs: {slope:.3f}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, nargs="+", default=[10000, 60000])
+    parser.add_argument("--work", type=Path, default=Path("/dev/shm/sitegen-bench"), help="scratch folder (tmpfs)")
+    parser.add_argument("--out", type=Path, help="write OUT.txt and OUT.json")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    hugo = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
+    results = []
+    for runs in sorted(args.runs):
+        results.append(bench(runs, args.work))
+        print(json.dumps(results[-1]), file=sys.stderr)
+    header = (f"{platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · {hugo}\n"
+              f"command: python3 benchmarks/bench_build.py --runs {' '.join(map(str, args.runs))}\n")
+    text = header + "\n" + table(results) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.with_suffix(".txt").write_text(text)
+        args.out.with_suffix(".json").write_text(json.dumps({"hugo": hugo, "results": results}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
