@@ -10,6 +10,8 @@ third parties in any language get the same digest.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from typing import Any
 
 import rfc8785
@@ -17,8 +19,28 @@ import rfc8785
 from sitegen.formatversion import API_VERSION
 
 
+# Where the stdlib's compact, key-sorted output could differ from RFC 8785: a float that
+# Python prints with an exponent ("1e-05", "1e+16") or a ".0" ("1.0", "-0.0"), which
+# ECMAScript prints otherwise. Every other float prints as str(f) in both (rfc8785 itself
+# starts from str(f)). The pattern may also match inside a string; that only costs the
+# slow path.
+_FLOAT_MAY_DIFFER = re.compile(r"[0-9](?:\.0(?:[,\]}]|$)|e[+-])")
+_LAST_BMP = "\uffff"
+
+
 def canonical(value: Any) -> bytes:
-    """RFC 8785 canonical JSON bytes of any JSON value."""
+    """RFC 8785 canonical JSON bytes of any JSON value.
+
+    The C encoder of the stdlib gives the same bytes whenever nothing can differ: it
+    escapes exactly the characters RFC 8785 escapes, in the same forms, and orders keys by
+    code point, which is UTF-16 order as long as no character lies beyond the Basic
+    Multilingual Plane. Otherwise, and for the floats above, the pure-Python rfc8785
+    decides. Input here comes from the strict parser: integers within ±(2**53 - 1), no
+    NaN or infinities, no lone surrogates.
+    """
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    if (text.isascii() or max(text) <= _LAST_BMP) and _FLOAT_MAY_DIFFER.search(text) is None:
+        return text.encode("utf-8")
     return rfc8785.dumps(value)
 
 
