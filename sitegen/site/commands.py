@@ -35,7 +35,8 @@ class AttestKind(click.Choice):
               help="Output folder; replaced only if sitegen built it.")
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), help="Processes rendering record pages  [default: one per core]")
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, jobs: int | None) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -51,8 +52,12 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     started = time.perf_counter()
-    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, jobs=jobs)
     elapsed = time.perf_counter() - started
+    if not result.fresh:
+        click.echo(f"{out} is up to date: built from the same records and options ({result.runs} run page(s), "
+                   f"{result.files} file(s)); checked in {elapsed:.1f} s", err=True)
+        return
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 
 

@@ -12,11 +12,20 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
+
+
+def _marker(out: Path) -> dict | None:
+    try:
+        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _read_marker(out: Path) -> list[str] | None:
@@ -67,21 +76,66 @@ def check_output(out: Path) -> None:
         raise InputError([Problem(str(out / foreign[0]), "$", f"not written by sitegen ({len(foreign)} such file(s)); move them out of {out} and build again")])
 
 
-class SiteWriter:
-    """Collects files in a temporary folder; ``commit`` swaps it in, ``abort`` removes it."""
+@dataclass(frozen=True)
+class PreviousBuild:
+    runs: int
+    files: int
 
-    def __init__(self, out: Path):
+
+def previous_build(out: Path, inputs: str) -> PreviousBuild | None:
+    """The site in ``out`` if it was built from ``inputs`` and still holds every file it wrote.
+
+    Call after check_output, which has made sure that it holds no other file. A file
+    edited in place by hand is not noticed; deleting --out forces a full build.
+    """
+    marker = _marker(out)
+    if marker is None or marker.get("inputs") != inputs or not isinstance(marker.get("runs"), int):
+        return None
+    files = _marker_files(out)
+    if files is None or not all((out / f).is_file() and not (out / f).is_symlink() for f in files):
+        return None
+    return PreviousBuild(marker["runs"], len(files) + 1)
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        if path.is_symlink() or path.stat().st_size != len(data):
+            return False
+        with open(path, "rb") as handle:
+            return handle.read() == data
+    except OSError:
+        return False
+
+
+class SiteWriter:
+    """Collects files in a temporary folder; ``commit`` swaps it in, ``abort`` removes it.
+
+    A file whose bytes equal those of the same file in the site being replaced is
+    hard-linked from it instead of written again, so a rebuild writes only what changed
+    (the old site's own names are removed at the swap; the links keep the data).
+    """
+
+    def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None):
         self.out = out
         out.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
         self.files: list[str] = []
+        self.inputs, self.runs = inputs, runs
+        # Only a site whose marker lists a file may lend it: check_output has vouched for those.
+        self.previous = _marker_files(out) if out.is_dir() else None
 
     def add(self, relative: str, data: bytes) -> None:
         path = self.tmp / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "xb") as handle:
-            handle.write(data)
+        old = self.out / relative
+        if not (self.previous and relative in self.previous and _same_bytes(old, data) and _linked(old, path)):
+            with open(path, "xb") as handle:
+                handle.write(data)
         self.files.append(relative)
+
+    def adopt(self, relatives: list[str]) -> None:
+        """Count files another process added to this writer's folder."""
+        self.files.extend(relatives)
 
     def abort(self) -> None:
         # The temporary folder and all in it are sitegen's own, created by this build.
@@ -89,6 +143,8 @@ class SiteWriter:
 
     def commit(self) -> None:
         marker = {"generator": "sitegen", "files": sorted(self.files)}
+        if self.inputs is not None:
+            marker.update(inputs=self.inputs, runs=self.runs)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
         for folder in sorted({p.parent for p in self.tmp.rglob("*")}):
             os.chmod(folder, 0o755)
@@ -105,6 +161,14 @@ class SiteWriter:
         os.rename(self.out, old)
         os.rename(self.tmp, self.out)
         _remove_own(old)
+
+
+def _linked(old: Path, new: Path) -> bool:
+    try:
+        os.link(old, new, follow_symlinks=False)
+    except OSError:
+        return False  # another file system, or links not supported: write it instead
+    return True
 
 
 def _remove_own(folder: Path) -> None:

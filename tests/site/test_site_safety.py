@@ -99,7 +99,8 @@ def test_a_render_failure_midway_leaves_the_previous_site_and_no_temporary_folde
 
     monkeypatch.setattr(Renderer, "render", flaky)
     with pytest.raises(RuntimeError):
-        build_site(registry_copy, out)
+        # Another base URL, so that the build is not skipped as up to date.
+        build_site(registry_copy, out, base_url="https://example.org/moved/")
     assert _snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
 

@@ -1,0 +1,55 @@
+"""One digest of everything a build's output depends on, so an unchanged build can be skipped.
+
+The inputs are the bytes of every registry file (hidden folders aside, as the loader
+skips them), the build options, SOURCE_DATE_EPOCH, sitegen's own code and templates, and
+the versions of the libraries that shape the pages. File contents, not times, are hashed:
+a checkout or copy that changes times but not bytes still counts as unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from importlib import metadata, resources
+from pathlib import Path
+
+import sitegen
+
+# Libraries whose output ends up in the pages.
+RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic")
+
+
+def _files(root: Path) -> list[Path]:
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+        found.extend(Path(folder) / name for name in sorted(names))
+    return found
+
+
+def _code(digest) -> None:
+    package = Path(sitegen.__file__).parent
+    for path in _files(package):
+        if path.suffix == ".py":
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for item in sorted(resources.files("sitegen.templates").iterdir(), key=lambda item: item.name):
+        if item.is_file():
+            digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    for library in RENDERING_LIBRARIES:
+        try:
+            digest.update(f"{library}={metadata.version(library)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(library.encode())
+
+
+def build_inputs(records: Path, **options) -> str:
+    """sha256 over the registry's bytes, the options, the build date setting and sitegen itself."""
+    digest = hashlib.sha256()
+    _code(digest)
+    digest.update(repr(sorted(options.items())).encode())
+    digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
+    for path in _files(records):
+        data = path.read_bytes()
+        digest.update(f"\0{path.relative_to(records).as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return "sha256:" + digest.hexdigest()

@@ -1,0 +1,82 @@
+"""Rebuilds: worker processes give the bytes of a one-process build, an unchanged registry
+is not rebuilt, and a one-run edit rewrites only the files whose bytes change."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conftest import FIXTURE, TORCH_RUN, edit_run
+from sitegen.cli import main
+from sitegen.site.write import MARKER
+
+RECORDS = Path(__file__).resolve().parents[2] / "records"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _inodes(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_ino for p in root.rglob("*") if p.is_file()}
+
+
+def _build(records: Path, out: Path, *extra: str):
+    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), *extra])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_workers_build_the_same_bytes_as_one_process(tmp_path):
+    # The bundled registry: thousands of runs, so every worker renders many slices.
+    one, many = tmp_path / "one", tmp_path / "many"
+    _build(RECORDS, one, "--jobs", "1")
+    _build(RECORDS, many, "--jobs", "3")
+    assert _files(one) == _files(many)
+
+
+def test_an_unchanged_registry_leaves_the_site_untouched(registry_copy, tmp_path):
+    out = tmp_path / "site"
+    _build(registry_copy, out)
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.rglob("*")}
+    result = _build(registry_copy, out)
+    assert "is up to date" in result.output
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.rglob("*")} == before
+
+
+def test_other_options_or_a_missing_file_rebuild(registry_copy, tmp_path):
+    out = tmp_path / "site"
+    _build(registry_copy, out)
+    expected = _files(out)
+    (out / "index.html").unlink()
+    assert "up to date" not in _build(registry_copy, out).output
+    assert _files(out) == expected
+    assert "up to date" not in _build(registry_copy, out, "--base-url", "https://example.org/x/").output
+
+
+def test_one_edited_run_rewrites_only_the_files_that_change(registry_copy, tmp_path):
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    _build(registry_copy, out)
+    before, inodes = _files(out), _inodes(out)
+    edit_run(registry_copy, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] + 1))
+    _build(registry_copy, out)
+    _build(registry_copy, fresh)
+    after = _files(out)
+    assert after == _files(fresh)  # the same site as a build from scratch
+    changed = {name for name in after if after[name] != before.get(name)}
+    assert f"runs/{TORCH_RUN}/index.html" in changed
+    assert len(changed) < len(after) / 2
+    kept = {name for name, ino in _inodes(out).items() if inodes.get(name) == ino}
+    # Every file with unchanged bytes is the previous file, linked; every other is new.
+    assert kept == set(after) - changed - {MARKER}
+
+
+def test_a_registry_copied_elsewhere_builds_the_same_site(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(FIXTURE, a / "records")
+    shutil.copytree(FIXTURE, b / "records")
+    _build(a / "records", a / "site")
+    _build(b / "records", b / "site")
+    assert _files(a / "site") == _files(b / "site")
