@@ -133,9 +133,9 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    check_output(out)
+    present = check_output(out)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
-    previous = previous_build(out, inputs)
+    previous = previous_build(out, inputs, present)
     if previous is not None:
         return BuildResult(out, previous.runs, previous.files, fresh=False)
     with _long_lived_heap() as settle:

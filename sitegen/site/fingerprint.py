@@ -19,19 +19,21 @@ import sitegen
 RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic")
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path) -> list[tuple[str, str]]:
+    """(path, path relative to root, "/"-separated) of every file, hidden folders aside, sorted."""
     found = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
-        found.extend(Path(folder) / name for name in sorted(names))
+        relative = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if relative == "." else relative + "/"
+        found.extend((os.path.join(folder, name), prefix + name) for name in sorted(names))
     return found
 
 
 def _code(digest) -> None:
-    package = Path(sitegen.__file__).parent
-    for path in _files(package):
-        if path.suffix == ".py":
-            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for path, relative in _files(Path(sitegen.__file__).parent):
+        if relative.endswith(".py"):
+            digest.update(relative.encode() + b"\0" + Path(path).read_bytes())
     for item in sorted(resources.files("sitegen.templates").iterdir(), key=lambda item: item.name):
         if item.is_file():
             digest.update(item.name.encode() + b"\0" + item.read_bytes())
@@ -48,8 +50,9 @@ def build_inputs(records: Path, **options) -> str:
     _code(digest)
     digest.update(repr(sorted(options.items())).encode())
     digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
-    for path in _files(records):
-        data = path.read_bytes()
-        digest.update(f"\0{path.relative_to(records).as_posix()}\0{len(data)}\0".encode())
+    for path, relative in _files(records):
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest.update(f"\0{relative}\0{len(data)}\0".encode())
         digest.update(data)
     return "sha256:" + digest.hexdigest()

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from sitegen.problems import InputError, Problem
 
@@ -43,8 +43,9 @@ def _outside(relative: str) -> bool:
     # sitegen writes only plain relative paths below the output; an absolute path or a
     # ".." part in the marker can only have been put there by hand, and trusting it would
     # let a rebuild delete files outside --out.
-    path = PurePosixPath(relative)
-    return path.is_absolute() or ".." in path.parts
+    # The same test as PurePosixPath's is_absolute() and parts, without building a path
+    # for each of a large site's files.
+    return relative.startswith("/") or ".." in relative.split("/")
 
 
 def _marker_files(out: Path) -> set[str] | None:
@@ -53,14 +54,31 @@ def _marker_files(out: Path) -> set[str] | None:
     return None if files is None else {f for f in files if not _outside(f)}
 
 
-def check_output(out: Path) -> None:
-    """Refuse an output path that is not a site sitegen built (an empty folder is fine)."""
+def _present(out: Path) -> set[str]:
+    """Every file below ``out``, relative and "/"-separated; a link counts as a file, never followed."""
+    found, pending = set(), [("", str(out))]
+    while pending:
+        prefix, folder = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((prefix + entry.name + "/", entry.path))
+                else:
+                    found.add(prefix + entry.name)
+    return found
+
+
+def check_output(out: Path) -> set[str]:
+    """Refuse an output path that is not a site sitegen built (an empty folder is fine).
+
+    Returns the files present in it, the marker aside.
+    """
     if not out.exists() and not out.is_symlink():
-        return
+        return set()
     if out.is_symlink() or not out.is_dir():
         raise InputError([Problem(str(out), "$", "output exists and is not a folder; choose another --out")])
     if not any(out.iterdir()):
-        return
+        return set()
     listed = _read_marker(out)
     if listed is None:
         raise InputError([Problem(str(out), "$", f"output folder was not built by sitegen (no readable {MARKER}); choose another --out or empty it")])
@@ -70,10 +88,11 @@ def check_output(out: Path) -> None:
     own = set(listed)
     # A link is never written by sitegen: count it as present (and so foreign unless
     # listed) instead of looking through it as rglob's is_dir() would.
-    present = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_symlink() or not p.is_dir()} - {MARKER}
+    present = _present(out) - {MARKER}
     foreign = sorted(present - own)
     if foreign:
         raise InputError([Problem(str(out / foreign[0]), "$", f"not written by sitegen ({len(foreign)} such file(s)); move them out of {out} and build again")])
+    return present
 
 
 @dataclass(frozen=True)
@@ -82,17 +101,17 @@ class PreviousBuild:
     files: int
 
 
-def previous_build(out: Path, inputs: str) -> PreviousBuild | None:
+def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild | None:
     """The site in ``out`` if it was built from ``inputs`` and still holds every file it wrote.
 
-    Call after check_output, which has made sure that it holds no other file. A file
-    edited in place by hand is not noticed; deleting --out forces a full build.
+    ``present`` is what check_output found, which has made sure that no other file is
+    there. A file edited in place by hand is not noticed; deleting --out forces a full build.
     """
     marker = _marker(out)
     if marker is None or marker.get("inputs") != inputs or not isinstance(marker.get("runs"), int):
         return None
     files = _marker_files(out)
-    if files is None or not all((out / f).is_file() and not (out / f).is_symlink() for f in files):
+    if files is None or files != present:
         return None
     return PreviousBuild(marker["runs"], len(files) + 1)
 
