@@ -65,10 +65,23 @@ def build_date(index: Index) -> str:
     return max(dates, default="1970-01-01")
 
 
-def catalog(index: Index) -> dict:
-    runs = []
+CATALOG = "catalog.json"
+
+
+def _jsonl(items: list[dict]) -> bytes:
+    return b"".join(to_json(item) for item in items)
+
+
+def catalog(index: Index) -> dict[str, bytes]:
+    """catalog.json, a small index, and the JSON Lines shards it points at.
+
+    One shard per operation holds its runs, one line each; one per kind holds the
+    documents (kind, name, digest). A reader fetches only the operations it needs, and
+    no file grows with the whole registry.
+    """
+    runs: dict[str, list[dict]] = {}
     for f in index.runs:
-        runs.append({
+        runs.setdefault(f.operation.name, []).append({
             "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
             "operation": f.operation.name, "implementation": f.implementation.name,
             "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
@@ -77,8 +90,25 @@ def catalog(index: Index) -> dict:
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
             "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
         })
-    documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
-    return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
+    documents: dict[str, list[dict]] = {}
+    for r in index.registry.records:
+        documents.setdefault(r.kind, []).append({"kind": r.kind, "name": r.name, "digest": r.digest})
+    files = {}
+    operations = []
+    for name in sorted(runs):
+        shard = f"catalog/runs/{name}.jsonl"
+        files[shard] = _jsonl(runs[name])
+        operations.append({"operation": name, "runs": len(runs[name]), "shard": shard})
+    kinds = []
+    for kind in sorted(documents):
+        shard = f"catalog/documents/{kind}.jsonl"
+        files[shard] = _jsonl(documents[kind])
+        kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
+    files[CATALOG] = to_json({
+        "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),
+        "runShards": operations, "documentShards": kinds,
+    })
+    return files
 
 
 def bad_base_url() -> InputError:
@@ -181,7 +211,8 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> 
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(_twin(home.path), to_json(asdict(home)))
-    writer.add("catalog.json", to_json(catalog(index)))
+    for name, data in catalog(index).items():
+        writer.add(name, data)
     for name, data in schema_files().items():
         writer.add(SCHEMA_FOLDER + name, data)
     site = index.config.site

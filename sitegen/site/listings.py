@@ -12,6 +12,8 @@ from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
 
 NEWEST = 12
+PAGE_ROWS = 250
+"""Runs per implementation or GPU page: about 160 KB of HTML, well under the 300 KB limit."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,17 @@ class CountRow:
 
 
 @dataclass(frozen=True)
+class Pager:
+    """Where one page of a list split over several pages stands."""
+
+    number: int
+    first: int
+    last: int
+    total: int
+    pages: list[Link]
+
+
+@dataclass(frozen=True)
 class ListPage:
     """An implementation or GPU page, or the index of either."""
 
@@ -46,6 +59,28 @@ class ListPage:
     facts: list[Row]
     items: list[CountRow]
     runs: list[RunRow]
+    pager: Pager | None = None
+    """Set when the runs are split over several pages: this is one of them."""
+
+
+def page_path(path: str, number: int) -> str:
+    """Page ``number`` of the list whose first page is ``path`` (…/index.html)."""
+    return path if number == 1 else path.removesuffix("index.html") + f"page/{number}/index.html"
+
+
+def paginated(path: str, title: str, heading: str, facts: list[Row], rows: list[RunRow]) -> list[ListPage]:
+    """The list at ``path``, split into pages of PAGE_ROWS runs when it is longer."""
+    if len(rows) <= PAGE_ROWS:
+        return [ListPage(path, title, heading, facts, [], rows)]
+    count = -(-len(rows) // PAGE_ROWS)
+    links = [Link(str(n), page_path(path, n)) for n in range(1, count + 1)]
+    pages = []
+    for n in range(1, count + 1):
+        chunk = rows[(n - 1) * PAGE_ROWS:n * PAGE_ROWS]
+        first = (n - 1) * PAGE_ROWS + 1
+        pager = Pager(n, first, first + len(chunk) - 1, len(rows), links)
+        pages.append(ListPage(page_path(path, n), title if n == 1 else f"{title} · page {n}", heading, facts, [], chunk, pager))
+    return pages
 
 
 @dataclass(frozen=True)
@@ -126,7 +161,7 @@ def implementation_pages(index: Index) -> list[ListPage]:
         facts.append(Row("digest", record.digest, code=True))
         label = implementation_title(record, index)
         path = L.implementation_path(record.name)
-        pages.append(ListPage(path, label, label, facts, [], by_newest(runs)))
+        pages += paginated(path, label, label, facts, by_newest(runs))
     index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
     return [index_page, *pages]
 
@@ -140,7 +175,7 @@ def gpu_pages(index: Index) -> list[ListPage]:
         if env.memoryBytes:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
-        pages.append(ListPage(path, env.product, env.product, facts, [], by_newest(runs)))
+        pages += paginated(path, env.product, env.product, facts, by_newest(runs))
     index_page = ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
     return [index_page, *pages]
 

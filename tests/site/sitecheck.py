@@ -54,3 +54,11 @@ def resolve(page_path: str, href: str) -> tuple[str, str]:
     base = posixpath.dirname(page_path)
     target = posixpath.normpath(posixpath.join(base, unquote(parts.path))) if parts.path else page_path
     return target, parts.fragment
+
+
+def catalog_runs(site: Path) -> list[dict]:
+    """Every run line of the catalog's shards, as catalog.json points at them."""
+    import json
+
+    index = json.loads((site / "catalog.json").read_text())
+    return [json.loads(line) for shard in index["runShards"] for line in (site / shard["shard"]).read_text().splitlines()]

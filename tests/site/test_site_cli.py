@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from conftest import SEED_RUN
+from sitecheck import catalog_runs
 from sitegen.cli import main
 
 
@@ -37,7 +38,7 @@ def test_build_reports_progress_and_writes_the_site(registry_copy, tmp_path):
 def test_exclude_dry_runs(registry_copy, tmp_path):
     out = tmp_path / "site"
     assert _invoke("build", "--records", str(registry_copy), "--out", str(out), "--exclude-dry-runs").exit_code == 0
-    names = [r["name"] for r in json.loads((out / "catalog.json").read_text())["runs"]]
+    names = [r["name"] for r in catalog_runs(out)]
     assert len(names) == 7 and not any("dry" in n for n in names)
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from conftest import SEED_RUN, TORCH_RUN, edit_run
+from sitecheck import catalog_runs
 from sitegen.site.build import build_site
 
 NO_MEDIAN = "no median, the protocol's primary statistic"
@@ -12,7 +11,7 @@ NO_MEDIAN = "no median, the protocol's primary statistic"
 
 def _catalog(root, tmp_path):
     build_site(root, tmp_path / "site")
-    return {run["name"]: run for run in json.loads((tmp_path / "site" / "catalog.json").read_text())["runs"]}
+    return {run["name"]: run for run in catalog_runs(tmp_path / "site")}
 
 
 def _timing(latency, primary):

@@ -1,0 +1,49 @@
+"""Long implementation and GPU lists are split into pages that link to each other and
+together list every run once, newest first, as the unsplit list does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import html5lib
+
+from conftest import FIXTURE
+from sitegen.site import listings
+from sitegen.site.build import build_site
+
+GPU = Path("gpus") / "nvidia-b200"
+
+
+def _run_targets(site: Path, page: Path) -> list[str]:
+    """Site-relative targets of the run links in the page's run table, in order."""
+    table = page.read_text().split("<tbody>")[1].split("</tbody>")[0]
+    hrefs = re.findall(r'<th scope="row"><a href="([^"]+)"', table)
+    return [(page.parent / h).resolve().relative_to(site.resolve()).as_posix() for h in hrefs]
+
+
+def test_long_lists_are_split_into_linked_pages(tmp_path, monkeypatch):
+    whole = tmp_path / "whole"
+    build_site(FIXTURE, whole)
+    expected = _run_targets(whole, whole / GPU / "index.html")
+    assert len(expected) == 4  # pages of 3 and 1
+    monkeypatch.setattr(listings, "PAGE_ROWS", 3)
+    split = tmp_path / "split"
+    build_site(FIXTURE, split)
+    later = sorted((split / GPU / "page").glob("*/index.html"), key=lambda p: int(p.parent.name))
+    pages = [split / GPU / "index.html", *later]
+    assert len(pages) == 2
+    seen = []
+    for number, page in enumerate(pages, 1):
+        html5lib.HTMLParser(strict=True).parse(page.read_bytes())
+        text = page.read_text()
+        assert f"Page {number} of {len(pages)}" in text
+        nav = text.split('<nav class="pager"')[1].split("</nav>")[0]
+        hrefs = re.findall(r'href="([^"]+)"', nav)
+        assert len(hrefs) == len(pages) - 1
+        assert all((page.parent / h).resolve().is_file() for h in hrefs)
+        assert (page.parent / "index.json").is_file()
+        targets = _run_targets(split, page)
+        assert len(targets) == (3 if number == 1 else 1)
+        seen += targets
+    assert seen == expected
