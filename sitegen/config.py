@@ -1,4 +1,4 @@
-"""The registry's own settings: ``sitegen.toml`` and ``sources/<id>.toml``.
+"""The registry's own settings: ``sitegen.toml``, ``sources/<id>.toml`` and ``gpus.toml``.
 
 Every setting has a default, so a bare folder of manifests builds. Sources describe who
 published imported records (name, license, date) and are keyed by the id that runs carry
@@ -10,13 +10,16 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import Annotated
+
+from pydantic import Field, ValidationError
 
 from sitegen.model.common import Day, HttpUrl, Short, Strict
 from sitegen.problems import InputError, Problem, json_path
 
 CONFIG_NAME = "sitegen.toml"
 SOURCES_DIR = "sources"
+GPUS_NAME = "gpus.toml"
 
 
 class Site(Strict):
@@ -49,11 +52,27 @@ class Source(Strict):
     """How to cite the source."""
 
 
+class Gpu(Strict):
+    """One table of ``gpus.toml``, keyed by the product name environments carry (e.g. "NVIDIA B200").
+
+    Datasheet facts about a GPU product, kept beside the records rather than in each
+    environment: they are the vendor's claims, not what a run measured, and adding one
+    must not change the digest of every environment and run on that GPU.
+    """
+
+    nominal_memory_bandwidth_gbs: Annotated[float, Field(gt=0)]
+    """The vendor's nominal (datasheet) peak memory bandwidth in GB/s (10^9 bytes/s)."""
+    source: HttpUrl | None = None
+    """Where the vendor states it."""
+
+
 class Config(Strict):
     site: Site = Site()
     """Site settings."""
     sources: dict[str, Source] = {}
     """Sources by id."""
+    gpus: dict[str, Gpu] = {}
+    """Datasheet facts by GPU product name."""
 
 
 def _read_toml(path: Path) -> dict:
@@ -86,4 +105,11 @@ def load_config(root: Path) -> Config:
     sources = {}
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
         sources[file.stem] = _validate(Source, _read_toml(file), file)
-    return Config(site=site, sources=sources)
+    gpus = {}
+    gpus_file = root / GPUS_NAME
+    if gpus_file.exists():
+        for product, table in _read_toml(gpus_file).items():
+            if not isinstance(table, dict):
+                raise InputError([Problem(str(gpus_file), json_path([product]), "must be a table named by the GPU product")])
+            gpus[product] = _validate(Gpu, table, gpus_file, (product,))
+    return Config(site=site, sources=sources, gpus=gpus)

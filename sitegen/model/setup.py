@@ -101,6 +101,8 @@ class Comparability(Strict):
 
     family: Short
     """Comparability family; only runs of one family are ranked together."""
+    minEffect: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Smallest relative difference of primary statistics that separates two ranks (0.01 = 1%); 1% when absent."""
     notes: Text | None = None
     """What is timed and what is comparable."""
 

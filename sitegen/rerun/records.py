@@ -50,6 +50,11 @@ def implementation_doc(impl: str, version: str | None, *, commit: str | None, re
             "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
             "support": {"dtypes": list(DTYPES), "passes": list(PASSES), "devices": ["cuda"]},
             "licensing": {"license": "BSD-2-Clause"},
+            "passNotes": {
+                "forward": "one Triton kernel reads X and Y once and writes the loss partials and, when a gradient is needed, dX",
+                "backward": "scales the dX saved in forward by the incoming gradient: nearly free",
+                "full": "the forward kernel does all the work (loss and dX); backward only scales dX",
+            },
         })
         doc["metadata"]["title"] = "sitegen Triton JSD kernel"
         return _named(doc, "sitegen-jsd")
