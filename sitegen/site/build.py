@@ -21,9 +21,10 @@ from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
 from sitegen.site.citation import citation_cff
+from sitegen.site.cohort_table import rank_text
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
-from sitegen.site.operation_page import operation_page
+from sitegen.site.operation_page import operation_pages
 from sitegen.site.record_page import record_page
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.write import SiteWriter, check_output
@@ -69,7 +70,8 @@ def catalog(index: Index) -> dict:
             "gpu": f.product, "timedPass": f.timed_pass,
             "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-            "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
+            "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
+            "rankLabel": rank_text(f), "notEligible": f.reasons or None,
         })
     documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
     return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
@@ -121,9 +123,9 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(_twin(page.path), (page.manifest + "\n").encode())
     for operation in index.operations:
-        page = operation_page(operation, index)
-        writer.add(page.path, renderer.render("operation.html", page))
-        writer.add(_twin(page.path), to_json(asdict(page)))
+        for page in operation_pages(operation, index):
+            writer.add(page.path, renderer.render("operation.html", page))
+            writer.add(_twin(page.path), to_json(asdict(page)))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))
         writer.add(_twin(page.path), to_json(asdict(page)))

@@ -11,7 +11,10 @@ from sitegen.site import labels as L
 from sitegen.site import record_sections as S
 from sitegen.site import units
 from sitegen.site.citation import Citation, cite_run
-from sitegen.site.evidence import verdict
+from sitegen.site.evidence import controlled, verdict
+from sitegen.site.operation_page import cohort_href
+from sitegen.site.roofline import roofline
+from sitegen.site.uncertainty import REPLICATES
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
 from sitegen.site.notes import render_markdown
@@ -27,15 +30,24 @@ class Primary:
     metric: str
     spread: str | None
     samples: int | None
+    interval: str
+    noisy: str | None
+    roofline: str | None
 
 
 @dataclass(frozen=True)
 class RankLine:
-    rank: int | None
+    rank: str | None
+    """The implementation's rank in the cohort: ``1``, ``=2`` or ``noisy``."""
+    rank_note: str | None
+    rank_reason: str | None
+    representative: bool
+    represented_by: Link | None
     cohort: Link | None
     comparison: str
     observed: str
     reasons: str | None
+    flagged: list[str]
     leader: Link | None
     leader_value: str | None
 
@@ -70,6 +82,7 @@ class RecordPage:
     status_symbol: str
     status_reason: str | None
     level: str
+    level_reason: str | None
     primary: Primary | None
     rank: RankLine
     source_metrics: list[str]
@@ -119,7 +132,7 @@ def manifest_text(facts: RunFacts, index: Index) -> str:
     return "{\n" + ",\n".join(parts) + "\n}"
 
 
-def _primary(facts: RunFacts) -> Primary | None:
+def _primary(facts: RunFacts, config) -> Primary | None:
     if facts.value is None:
         return None
     number, unit = units.quantity(facts.value, facts.unit)
@@ -141,28 +154,45 @@ def _primary(facts: RunFacts) -> Primary | None:
             samples = len(spec.timing.samplesNs)
         elif spec.timing.processes:
             samples = sum(len(p.samplesNs) for p in spec.timing.processes)
-    return Primary(number, unit, facts.statistic, facts.metric, spread, samples)
+    if facts.interval is None:
+        interval = "no interval: no raw samples and no published quantiles"
+    elif facts.interval.method == "bootstrap":
+        interval = (f"95% interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} "
+                    f"({REPLICATES:,} bootstrap resamples of the raw samples)")
+    else:
+        interval = f"interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} (the source's published p20–p80)"
+    figures = roofline(facts, config)
+    return Primary(number, unit, facts.statistic, facts.metric, spread, samples, interval, facts.noisy,
+                   figures.sentence() if figures else None)
 
 
 def comparison_kind(facts: RunFacts) -> str:
     if facts.run.spec.sourceNative is not None:
         return "source-native comparison"
-    if facts.harness == HARNESS:
-        return "controlled comparison"
+    if controlled(facts):
+        return "controlled comparison" if facts.harness == HARNESS else f"controlled rerun under the {facts.harness} protocol"
     return "reported comparison"
 
 
-def _rank(facts: RunFacts) -> RankLine:
+def _rank(facts: RunFacts, index: Index) -> RankLine:
     cohort = None
     if facts.cohort:
-        cohort = Link("its comparison group", f"{L.operation_path(facts.operation.name)}#{L.cohort_id(facts.cohort)}")
+        cohort = Link("its comparison group", cohort_href(facts, index))
+    shown = facts.ranked_as if not facts.reasons else None
     leader = leader_value = None
-    if facts.rank is not None and facts.rank > 1 and facts.leader is not None:
-        leader = Link(L.implementation_label(facts.leader.implementation), L.run_path(facts.leader.name))
-        leader_value = units.show(facts.leader.value, facts.leader.unit)
+    if shown is not None and shown.leader is not None and shown.leader is not shown:
+        leader = Link(L.implementation_label(shown.leader.implementation), L.run_path(shown.leader.name))
+        leader_value = units.show(shown.leader.value, shown.leader.unit)
+    represented_by = None
+    if shown is not None and facts.representative is not None:
+        represented_by = Link(f"run {L.run_short_id(shown.digest)}… ({units.show(shown.value, shown.unit)}, {shown.level})",
+                              L.run_path(shown.name))
     return RankLine(
-        rank=facts.rank, cohort=cohort, comparison=comparison_kind(facts), observed=facts.observed,
-        reasons="; ".join(facts.reasons) or None, leader=leader, leader_value=leader_value,
+        rank=shown.rank_label if shown else None, rank_note=shown.rank_note if shown else None,
+        rank_reason=shown.rank_reason if shown else None, representative=shown is facts,
+        represented_by=represented_by, cohort=cohort, comparison=comparison_kind(facts), observed=facts.observed,
+        reasons="; ".join(r for r in facts.reasons if not r.startswith("flagged: ")) or None, flagged=facts.flagged,
+        leader=leader, leader_value=leader_value,
     )
 
 
@@ -218,8 +248,8 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
     return RecordPage(
         path=path, title=title, implementation=implementation, operation=operation, workload=workload,
         short_id=L.run_short_id(facts.digest), status=spec.status, status_symbol=STATUS_SYMBOL[spec.status],
-        status_reason=spec.statusReason, level=f"{facts.level} evidence", primary=_primary(facts),
-        rank=_rank(facts),
+        status_reason=spec.statusReason, level=f"{facts.level} evidence", level_reason=facts.level_reason,
+        primary=_primary(facts, index.config), rank=_rank(facts, index),
         source_metrics=[f"{k.replace('_', ' ')} {units.raw_number(v)}" for k, v in (native.metrics.items() if native else [])],
         identity=S.identity(facts, index), correctness=S.correctness(facts), workload_rows=S.workload(facts),
         measurements=S.measurements(facts), protocol=S.protocol(facts), environment=S.environment(facts),

@@ -65,7 +65,7 @@ def test_rank_links_to_its_cohort_and_to_the_leader(site, record):
     links = _links(record)
     cohort = links["its comparison group"]
     target, fragment = resolve(record.path, cohort)
-    assert target == f"operations/{OPERATION}/index.html" and fragment.startswith("cohort-")
+    assert target == f"operations/{OPERATION}/nvidia-b200/index.html" and fragment.startswith("cohort-")
     leader = resolve(record.path, links["torch"])[0]
     assert leader == f"runs/{TORCH_RUN}/index.html"
     assert "Leader: torch (4.97 ms)" in record.text()
