@@ -83,18 +83,20 @@ def estimate(facts: RunFacts) -> _Estimate:
 
 
 def _noise(facts: RunFacts, known: dict[str, float]) -> str | None:
+    """Every reason the run is too noisy to rank, joined; None when there is none."""
+    reasons = []
     if facts.details.get("noisy") is True:
         spread = facts.details.get("processSpreadRel")
-        extra = f" (medians {units.percent(spread)} apart)" if isinstance(spread, (int, float)) else ""
-        return f"the harness found its processes disagree{extra}"
+        extra = f" (medians {units.percent(spread)} apart)" if isinstance(spread, (int, float)) and not isinstance(spread, bool) else ""
+        reasons.append(f"the harness found its processes disagree{extra}")
     if facts.interval is not None and facts.interval.method == "bootstrap" and facts.value:
         half = (facts.interval.high - facts.interval.low) / 2 / facts.value
         if half > NOISY_HALF_WIDTH:
-            return f"95% interval ±{units.percent(half)} of the value (over {units.percent(NOISY_HALF_WIDTH)})"
+            reasons.append(f"95% interval ±{units.percent(half)} of the value (over {units.percent(NOISY_HALF_WIDTH)})")
     low, high = known.get("p20"), known.get("p80")
     if low and high and high / low > NOISY_SPREAD:
-        return f"p80/p20 = {high / low:.2f}× (over {NOISY_SPREAD:g}×)"
-    return None
+        reasons.append(f"p80/p20 = {high / low:.2f}× (over {NOISY_SPREAD:g}×)")
+    return "; ".join(reasons) or None
 
 
 def _representative_order(facts: RunFacts) -> tuple:
