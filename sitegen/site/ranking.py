@@ -112,9 +112,10 @@ def _ratio_interval(ahead: _Estimate, behind: _Estimate) -> tuple[float, float, 
     a, b = ahead.facts, behind.facts
     if ahead.draws is not None and behind.draws is not None:
         low, high = bounds(behind.draws / ahead.draws)
-        return low, high, "bootstrap"
+        return low, high, "95% bootstrap interval"
     if a.interval and b.interval and a.interval.high > 0 and a.interval.low > 0:
-        return b.interval.low / a.interval.high, b.interval.high / a.interval.low, "interval ends"
+        kinds = {a.interval.method, b.interval.method}
+        return b.interval.low / a.interval.high, b.interval.high / a.interval.low, f"range from each run's {' and '.join(sorted(kinds))}"
     return None
 
 
@@ -131,7 +132,7 @@ def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
             return True, f"{gap_text}, at least the {units.percent(threshold)} minimum effect (no interval)", False
         return False, f"{gap_text}, under the {units.percent(threshold)} minimum effect (no interval)", False
     low, high, how = interval
-    ci = f"ratio {b.value / a.value:.3f}× (95% interval {low:.3f}–{high:.3f}×, {how})"
+    ci = f"ratio {b.value / a.value:.3f}× ({how} {low:.3f}–{high:.3f}×)"
     if low <= 1:
         return False, f"{gap_text}: {ci} includes 1", True
     if gap < threshold:
