@@ -71,7 +71,9 @@ def catalog(index: Index) -> dict:
             "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
             "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
-            "rankLabel": rank_text(f), "notEligible": f.reasons or None,
+            "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
+            "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
+            "noisy": f.noisy, "notEligible": f.reasons or None,
         })
     documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
     return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
