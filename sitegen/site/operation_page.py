@@ -205,10 +205,10 @@ def _bytes_rule(operation) -> str | None:
     if rule is None:
         return None
     parts = []
-    for the_pass in PASS_ORDER:
+    for the_pass in ("forward", "backward", "full"):
         terms = getattr(rule, the_pass)
         if terms:
-            text = " + ".join("·".join([units.significant(t.coefficient), *t.axes, f"bytes({t.perElementOf})"]) for t in terms)
+            text = " + ".join("·".join([f"{t.coefficient:g}", *t.axes, f"bytes({t.perElementOf})"]) for t in terms)
             parts.append(f"{the_pass} {text}")
     return "; ".join(parts) + (f" ({rule.notes})" if rule.notes else "")
 
