@@ -77,6 +77,16 @@ def test_h200_records_show_bandwidth_against_the_measured_copy_and_b200_against_
         assert "of the nominal peak (8.00 TB/s) — nominal, not measured" in text, run["name"]
 
 
+def test_a_pass_whose_work_is_done_elsewhere_shows_its_note_not_a_bandwidth(bundled, catalog):
+    # sitegen writes dX in forward: its backward only scales it, far under the dX-write floor.
+    run = next(r for r in catalog if r["name"].startswith("rerun-jsd-backward-sitegen-nvidia-h200-tokens2048-vocab128256-fp32"))
+    text = (bundled / run["url"] / "index.html").read_text()
+    assert "not meaningful for this pass" in text and "scales the dX saved in forward" in text
+    assert "TB/s achieved" not in text
+    h200 = (bundled / "operations" / "jsd" / "nvidia-h200" / "index.html").read_text()
+    assert "over 100%: see pass note" in h200 and "over 100%: unexplained" not in h200
+
+
 def test_the_seeds_like_rerun_names_what_keeps_it_from_verified(bundled):
     text = (bundled / "runs" / LIKE_RUN / "index.html").read_text()
     assert "Verified evidence" in text or "check was not run under the liger_kernel_bench protocol" in text

@@ -174,4 +174,6 @@ def test_intervals_cover_the_statistic_and_are_reproducible(statistic):
     first = replicates(samples, statistic, "sha256:" + "1" * 64)
     assert len(first) == 2000 and (first == replicates(samples, statistic, "sha256:" + "1" * 64)).all()
     low, high = bounds(first)
-    assert low < high and 0.99e6 < low and high < 1.01e6 if statistic != "p20" else low < high
+    assert low < high
+    if statistic != "p20":  # the centre of ~N(1 ms, 1%): its interval is tight around 1 ms
+        assert 0.99e6 < low < 1e6 < high < 1.01e6
