@@ -110,7 +110,7 @@ def _negated(text: str) -> tuple:
 
 def _ratio_interval(ahead: _Estimate, behind: _Estimate) -> tuple[float, float, str] | None:
     a, b = ahead.facts, behind.facts
-    if ahead.draws is not None and behind.draws is not None:
+    if ahead.draws is not None and behind.draws is not None and (ahead.draws > 0).all():
         low, high = bounds(behind.draws / ahead.draws)
         return low, high, "95% bootstrap interval"
     if a.interval and b.interval and a.interval.high > 0 and a.interval.low > 0:
@@ -124,7 +124,10 @@ def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
     a, b = ahead.facts, behind.facts
     threshold = max(min_effect(a), min_effect(b))
     name = a.implementation.model.spec.name
-    gap = b.value / a.value - 1 if a.value else float("inf")
+    if not a.value:
+        # Nothing is a ratio of zero: a zero ahead separates from anything above it, ties with another zero.
+        return b.value > 0, f"{name} measured 0 and this {units.show(b.value, b.unit)}", False
+    gap = b.value / a.value - 1
     interval = _ratio_interval(ahead, behind)
     gap_text = f"{units.percent(gap)} behind {name}" if gap < 1 else f"{gap + 1:.2f}× {name}'s value"
     if interval is None:

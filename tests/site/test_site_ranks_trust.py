@@ -177,3 +177,11 @@ def test_intervals_cover_the_statistic_and_are_reproducible(statistic):
     assert low < high
     if statistic != "p20":  # the centre of ~N(1 ms, 1%): its interval is tight around 1 ms
         assert 0.99e6 < low < 1e6 < high < 1.01e6
+
+
+def test_a_run_measuring_zero_ranks_without_dividing_by_it(registry_copy, tmp_path):
+    _plant(registry_copy, 1.0, [0] * 50)
+    out, runs = _build(registry_copy, tmp_path)
+    # No ratio to a zero exists, so the rank behind it stands on the values alone.
+    assert (runs[LIGER]["rankLabel"], runs[SITEGEN]["rankLabel"]) == ("1", "2 · no interval")
+    assert "Liger measured 0" in (out / H200_PAGE).read_text()
