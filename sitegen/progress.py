@@ -57,7 +57,9 @@ class Progress:
     def stage(self, description: str, total: int | None = None) -> None:
         """Start a new stage: its description, and how many steps it has if known."""
         if self._bar is not None:
-            self._bar.reset(self._task, description=description, total=total, completed=0)
+            # A new task rather than reset(): reset keeps the old total when the new one is unknown.
+            self._bar.remove_task(self._task)
+            self._task = self._bar.add_task(description, total=total)
             self._maybe_show()
 
     def update(self, *, description: str | None = None, completed: int | None = None, total: int | None = None) -> None:
