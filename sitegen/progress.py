@@ -41,7 +41,7 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self._bar is not None:
-            self._task = self._bar.add_task("", total=None)
+            self._task = self._bar.add_task("starting", total=None)
             self._maybe_show()
         return self
 

@@ -172,6 +172,8 @@ def test_rehearsal_in_a_fresh_checkout_leaves_records_untouched_and_the_build_wo
     scratch = Path(summary["out"])
     assert summary["scratch"] and not scratch.is_relative_to(checkout)
     assert f"into {scratch}, a scratch folder" in result.stderr
+    # Into a pipe: the worker's log lines as they are, and no progress display.
+    assert "[process 1/1" in result.stderr and "ETA" not in result.stderr and "\x1b[" not in result.stderr
     # Finding 5: every implementation the default leaves out is named, with why.
     assert "liger: left out (liger_kernel is not installed: pip install liger-kernel)" in result.stderr
     assert "torch-compile: left out (under --interpret, inductor compiles C++" in result.stderr
