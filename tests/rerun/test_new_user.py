@@ -89,6 +89,16 @@ def test_without_torch_every_mode_says_how_to_install_it(tmp_path, mode):
     assert files_under(work) == {}
 
 
+def test_without_torch_the_rerun_module_refuses_in_one_line_too(tmp_path):
+    """`python -m sitegen.rerun` runs the command outside sitegen's CLI group; same refusal."""
+    env = {**os.environ, "PYTHONPATH": str(_blocker(tmp_path, "torch"))}
+    result = subprocess.run([sys.executable, "-m", "sitegen.rerun", "--interpret", "--json"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert one_problem_line(result.stderr) == "sitegen rerun --interpret: $: needs torch and triton: pip install 'sitegen[gpu]'"
+    assert json.loads(result.stdout)["ok"] is False
+
+
 def test_hidden_torch_is_really_unimportable(tmp_path):
     """The blocker the tests above rely on: torch cannot be imported, in-process or in a child."""
     result = subprocess.run([sys.executable, "-c", "import subprocess, sys\n"
