@@ -83,8 +83,7 @@ def cohort_table(rows: list[dict]) -> list[str]:
 @click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit (writes nothing).")
 @click.option("--quiet", is_flag=True, help="No progress display and no per-case log lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
-def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
-          as_json):
+def rerun(**options):
     """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
 
     Every implementation first passes a correctness gate against a float64 reference; each
@@ -93,18 +92,18 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
     into --out, only if at least one case was measured; progress goes to stderr.
     """
     try:
-        _rerun(tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
-               as_json)
+        _rerun(**options)
     except InputError as exc:
         # Here, not only in sitegen.cli's group: `python -m sitegen.rerun` runs this command alone.
         for problem in exc.problems:
             click.echo(problem.line(), err=True)
-        if as_json:
+        if options["as_json"]:
             click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in exc.problems]}, indent=2, sort_keys=True))
         sys.exit(1)
 
 
-def _rerun(tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet, as_json):
+def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
+           as_json):
     from sitegen.rerun import selection
 
     if interpret:

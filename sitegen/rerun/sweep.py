@@ -165,12 +165,13 @@ def run(opts: Options) -> dict[str, Any]:
     # A rehearsal at other sizes is no rerun of the record: it is not linked to it.
     rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like and opts.verdict else None
     max_sm_mhz = gpustate.max_sm_mhz(facts)
-    runs, summary_rows = [], []
+    runs, summary_rows, measured = [], [], 0
     for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
         wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
         shared.append(wdoc)
         gate = first["gate"].get(case.impl, {}).get(case.workload.key)
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
+        measured += any("samplesNs" in p for p in per)  # timed, whatever the checks then said
         result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
                          max_sm_mhz=max_sm_mhz)
@@ -185,7 +186,7 @@ def run(opts: Options) -> dict[str, Any]:
                              "status": result["status"], "medianNs": median,
                              "file": records.path_of(doc)})
     unavailable = {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")}
-    if not any(row["medianNs"] is not None for row in summary_rows):
+    if not measured:
         raise InputError([Problem(str(opts.out or "--out"), "$", "no case was measured (" + _why_nothing(summary_rows, unavailable)
                                   + "); nothing written")])
     out = opts.out or Path(tempfile.mkdtemp(prefix="sitegen-dry-run-"))
