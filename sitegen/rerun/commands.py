@@ -108,7 +108,8 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
 
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
-    selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""))
+    selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
+                                interpret=interpret)
     if self_test:
         from sitegen.rerun.selftest import run_selftest
 

@@ -33,10 +33,13 @@ def installed(module: str) -> bool:
         return False
 
 
-def require_gpu_extra(command: str) -> None:
-    """Refuse, with the install command, where torch or triton is missing (the CPU rehearsal needs them too)."""
+def require_gpu_extra(command: str, *, interpret: bool) -> None:
+    """Refuse, with the install command, where torch or triton is missing (the CPU rehearsal
+    needs them too, and numpy for Triton's interpreter)."""
     if not (installed("torch") and installed("triton")):
         raise InputError([Problem(command, "$", GPU_EXTRA)])
+    if interpret and not installed("numpy"):
+        raise InputError([Problem(command, "$", "needs numpy for Triton's interpreter: pip install 'sitegen[gpu]'")])
 
 
 def missing(impl: str) -> str | None:

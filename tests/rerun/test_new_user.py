@@ -89,6 +89,15 @@ def test_without_torch_every_mode_says_how_to_install_it(tmp_path, mode):
     assert files_under(work) == {}
 
 
+def test_interpret_without_numpy_says_how_to_install_it(tmp_path):
+    needs_gpu_extra()
+    result = sitegen("rerun", "--interpret", *TINY, cwd=tmp_path, hide=("numpy",))
+    assert result.returncode == 1
+    assert one_problem_line(result.stderr) == (
+        "sitegen rerun --interpret: $: needs numpy for Triton's interpreter: pip install 'sitegen[gpu]'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hide-modules"]
+
+
 def test_without_torch_the_rerun_module_refuses_in_one_line_too(tmp_path):
     """`python -m sitegen.rerun` runs the command outside sitegen's CLI group; same refusal."""
     env = {**os.environ, "PYTHONPATH": str(_blocker(tmp_path, "torch"))}
