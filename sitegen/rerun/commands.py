@@ -125,7 +125,7 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
     from sitegen.rerun.registryscan import scan
     from sitegen.rerun.sweep import Options, run
 
-    like_plan, verdict = None, True
+    like_plan, verdict, left_out = None, True, {}
     if like_id:
         like_plan = like_mod.plan(scan(records), like_id, str(records))
         selection.require_like_impl(like_plan.run_name, like_plan.impl)
@@ -144,8 +144,8 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
                             dtypes or C.DEFAULT_DTYPES)
         passes = passes or C.PASSES
         choice = selection.choose(impls, interpret=interpret)
-        impls = choice.impls
-        for impl, why in choice.left_out.items():
+        impls, left_out = choice.impls, choice.left_out
+        for impl, why in left_out.items():
             click.echo(f"{impl}: left out ({why})", err=True)
     if not interpret:
         _require_cuda()
@@ -153,6 +153,7 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         summary = run(Options(loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
                               records=records, interpret=interpret, processes=processes, like=like_plan,
                               verdict=verdict, progress=progress, quiet=quiet))
+    summary["leftOut"] = left_out
     for line in cohort_table(summary["runs"]):
         click.echo(line, err=True)
     for impl, reason in sorted(summary["unavailable"].items()):

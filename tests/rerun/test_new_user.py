@@ -197,6 +197,7 @@ def test_rehearsal_in_a_fresh_checkout_leaves_records_untouched_and_the_build_wo
     assert "liger: left out (liger_kernel is not installed: pip install liger-kernel)" in result.stderr
     assert "torch-compile: left out (under --interpret, inductor compiles C++" in result.stderr
     assert {row["impl"] for row in summary["runs"]} == {"sitegen", "torch"}
+    assert set(summary["leftOut"]) == {"liger", "torch-compile"}
     # The scratch folder is a registry of its own that verifies and builds.
     assert sitegen("verify", scratch, cwd=tmp_path).returncode == 0
     # A dry run written into the registry on purpose still leaves it buildable.
