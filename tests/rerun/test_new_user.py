@@ -222,7 +222,7 @@ def test_nothing_measured_writes_nothing(tmp_path, monkeypatch):
                 "processCountAfter": None, "copyBytesPerS": 1e9, "gate": {}, "timings": {},
                 "availability": {i: {"ok": False, "reason": "ImportError: broken"} for i in plan["impls"]}}
 
-    monkeypatch.setattr(selection, "require_gpu_extra", lambda command: None)
+    monkeypatch.setattr(selection, "require_gpu_extra", lambda command, **_: None)
     monkeypatch.setattr(selection, "missing", lambda impl: None)
     monkeypatch.setattr(sweep, "_spawn", spawn)
     out = tmp_path / "out"
