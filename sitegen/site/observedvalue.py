@@ -15,7 +15,9 @@ from sitegen.problems import InputError, Problem
 # Every spelling of a latency unit accepted, with its size in nanoseconds.
 LATENCY_UNITS = {"s": 10**9, "ms": 10**6, "us": 10**3, "µs": 10**3, "μs": 10**3, "ns": 1}
 SHOWN = (("s", 10**9), ("ms", 10**6), ("µs", 10**3), ("ns", 1))
-_VALUE = re.compile(r"(?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\S+)")
+# Thousands may be grouped with commas, as record pages print them ("2,048 MB").
+_VALUE = re.compile(r"(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
+                    r"\s*(?P<unit>\S+)")
 
 
 def _plain(number: Decimal) -> str:
@@ -35,7 +37,7 @@ def normalize(text: str, metric: str | None, unit: str | None) -> str:
     if match is None:
         raise InputError([bad])
     try:
-        number = Decimal(match["number"])
+        number = Decimal(match["number"].replace(",", ""))
     except InvalidOperation:
         raise InputError([bad]) from None
     if not number.is_finite() or number <= 0 or not -12 <= number.adjusted() <= 15:

@@ -99,7 +99,7 @@ def _unchanged(registry_copy):
     return lambda: {p: p.read_bytes() for p in registry_copy.rglob("*") if p.is_file()} == before
 
 
-@pytest.mark.parametrize("value", ["fast", "12.5", "12.5 MB", "-3 ms", "0 ms", "ms 12.5", "1e400 ms"])
+@pytest.mark.parametrize("value", ["fast", "12.5", "12.5 MB", "-3 ms", "0 ms", "ms 12.5", "1e400 ms", "1,23 ms", "12 ms ms"])
 def test_attest_value_must_be_a_number_with_a_unit_of_the_runs_metric(registry_copy, value):
     unchanged = _unchanged(registry_copy)
     result = _invoke("attest", SEED_RUN, "--kind", "reproduced", "--value", value, "--records", str(registry_copy))
@@ -132,11 +132,21 @@ def test_attest_needs_a_value_or_a_body(registry_copy, extra):
     ("12.5 ms", "latency", "ns", "12.5 ms"), ("12500 us", "latency", "ns", "12.5 ms"), ("0.5ms", "latency", "ns", "500 µs"),
     ("9.30 ms", "latency", "ns", "9.3 ms"), ("1e3 ns", "latency", "ns", "1 µs"), ("2 s", "latency", "ns", "2 s"),
     ("750 μs", "latency", "ns", "750 µs"), ("12.50 mb", "memory", "MB", "12.5 MB"), ("4096 MB", "memory", "MB", "4096 MB"),
+    ("2,048 MB", "memory", "MB", "2048 MB"), ("1,234.5 ms", "latency", "ns", "1.2345 s"),
 ])
 def test_values_are_normalized_in_the_runs_unit(text, metric, unit, stored):
     from sitegen.site.observedvalue import normalize
 
     assert normalize(text, metric, unit) == stored
+
+
+def test_the_value_a_record_page_suggests_is_accepted_as_shown():
+    from sitegen.site import units
+    from sitegen.site.observedvalue import normalize
+
+    for value, unit, metric, stored in ((9_110_560.0, "ns", "latency", "9.11 ms"), (2048.0, "MB", "memory", "2048 MB"),
+                                        (1_500_000_000.0, "ns", "latency", "1.5 s")):
+        assert normalize(units.show(value, unit), metric, unit) == stored
 
 
 def test_a_memory_run_takes_only_its_own_unit():
