@@ -142,22 +142,31 @@ def _write(path: Path, data: bytes) -> None:
         raise InputError([Problem(str(path), "$", f"cannot write: {exc.strerror or exc}")]) from None
 
 
+SCHEMA_FOLDER = Path("sitegen/schemas")
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
-@click.option("--out", type=click.Path(path_type=Path), default=Path("schemas"), show_default=True,
-              help="Folder to write <Kind>.schema.json files into.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help=f"Folder to write <Kind>.schema.json files into [default: {SCHEMA_FOLDER}, where a sitegen "
+                   "checkout commits them; it must exist].")
 @click.option("--check", is_flag=True, help="Exit 1 if the schemas shipped with sitegen differ from the models.")
 @json_option
-def schema(out: Path, check: bool, as_json: bool) -> None:
+def schema(out: Path | None, check: bool, as_json: bool) -> None:
     """Write the JSON Schema of every kind, generated from the record models."""
     from sitegen.schemas import committed_schema_files, schema_files
 
     files = schema_files()
     if check:
         if committed_schema_files() != files:
-            raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema --out sitegen/schemas`")])
+            raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema` in the checkout")])
         report([], as_json=as_json, extra={"schemas": sorted(files)})
         click.echo("schemas match the models.", err=True)
         return
+    if out is None:
+        if not SCHEMA_FOLDER.is_dir():
+            # Outside a checkout the default would scatter a sitegen/ folder into wherever we are.
+            raise InputError([Problem(str(SCHEMA_FOLDER), "$", "no such folder here: run in a sitegen checkout, or give --out DIR")])
+        out = SCHEMA_FOLDER
     for name, data in files.items():
         _write(out / name, data)
     report([], as_json=as_json, extra={"schemas": sorted(files), "out": str(out)})

@@ -148,3 +148,18 @@ def write_all(writes: list[tuple[Path, bytes]]) -> list[str]:
         write_new(path, data)
         done.append(str(path))
     return done
+
+
+def lock_written(out: Path, docs: list[dict[str, Any]], *, create: bool) -> None:
+    """Add ``docs`` (just written) to ``out``'s digests.lock; make one only if ``create``
+    (the folder held nothing before, so the lock covers all of it)."""
+    # Imported here: it loads pydantic, which the GPU-host path of a real rerun never needs.
+    from sitegen.atomicwrite import write_atomic
+    from sitegen.loader import LOCK_NAME
+    from sitegen.registry import lock_bytes, read_lock
+
+    locked = read_lock(out)
+    if locked is None and not create:
+        return
+    added = {f"{d['kind']}/{d['metadata']['name']}": document_digest(d) for d in docs}
+    write_atomic(out / LOCK_NAME, lock_bytes({**(locked or {}), **added}))

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
+from sitegen.rerun.watch import emit
 
 
 def _log(plan: dict, message: str, t0: float) -> None:
@@ -85,7 +86,8 @@ def run(plan: dict) -> dict:
     skip = set(plan.get("skip", []))
     if plan["gate"]:
         gate_modules = {i: implementations.build(i, dynamic=True) if i == "torch-compile" else m for i, m in modules.items()}
-        for w in loads:
+        for g, w in enumerate(loads):
+            emit(plan, stage="gate", done=g, total=len(loads))
             gated = gate_workload(gate_modules, w, plan["rtol"][w.dtype], device)
             for impl, outcome in gated.items():
                 result["gate"].setdefault(impl, {})[w.key] = outcome
@@ -96,6 +98,7 @@ def run(plan: dict) -> dict:
     guard = ThrottleGuard(plan.get("maxSmMHz"))
     todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
             if i in modules and f"{i}|{w.key}" not in skip]
+    emit(plan, stage="cases", done=0, total=len(todo))
     for n, (w, p, impl) in enumerate(todo, 1):
         key = f"{w.key}/{p}/{impl}"
         guard.start_case()
@@ -130,6 +133,7 @@ def run(plan: dict) -> dict:
             _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples{retaken}", t0)
         else:
             _log(plan, f"case {n}/{len(todo)} {key}: {out['error']}", t0)
+        emit(plan, stage="cases", done=n, total=len(todo))
     if device.startswith("cuda"):
         _log(plan, f"waited {guard.budget_s - guard.left_s:.1f} s of {guard.budget_s:g} s for an unthrottled GPU", t0)
     result["processCountAfter"] = gpustate.compute_processes()

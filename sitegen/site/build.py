@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from sitegen.config import Config, Site, load_config
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
+from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
@@ -92,22 +93,27 @@ def with_base_url(config: Config, base_url: str) -> Config:
     return config.model_copy(update={"site": site})
 
 
-def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
+def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
+               progress: Progress | None = None) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``."""
+    progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     check_output(out)
+    progress.stage("loading and checking records")
     registry = open_registry(records)
     config = load_config(records)
     if base_url:
         config = with_base_url(config, base_url)
+    progress.stage("indexing")
     index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
     renderer = Renderer(config.site.title)
     writer = SiteWriter(out)
     try:
-        _write_pages(index, renderer, writer)
+        _write_pages(index, renderer, writer, progress)
+        progress.stage("writing files")
         writer.commit()
     except BaseException:
         writer.abort()
@@ -119,11 +125,14 @@ def _twin(path: str) -> str:
     return path.removesuffix("index.html") + "index.json"
 
 
-def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
+def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, progress: Progress) -> None:
+    progress.stage("record pages", total=len(index.runs))
     for facts in index.runs:
+        progress.advance()
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(_twin(page.path), (page.manifest + "\n").encode())
+    progress.stage("operation, listing and home pages")
     for operation in index.operations:
         for page in operation_pages(operation, index):
             writer.add(page.path, renderer.render("operation.html", page))

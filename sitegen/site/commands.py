@@ -28,6 +28,10 @@ class AttestKind(click.Choice):
         return ATTEST_KINDS
 
 
+# Quicker builds finish before a display would be worth drawing.
+BUILD_PROGRESS_AFTER_S = 2.0
+
+
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
               show_default=True, help="Registry folder to build from.")
@@ -35,7 +39,8 @@ class AttestKind(click.Choice):
               help="Output folder; replaced only if sitegen built it.")
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool) -> None:
+@click.option("--quiet", is_flag=True, help="No progress display on stderr (shown only on a terminal, for builds over 2 s).")
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -43,6 +48,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     works on any static host and under `python -m http.server`.
     """
     from sitegen.problems import InputError, Problem
+    from sitegen.progress import Progress, wanted
     from sitegen.site.build import bad_base_url, build_site
 
     # Checked here as well as in build_site, so a bad URL is named before the registry is read.
@@ -51,7 +57,8 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     started = time.perf_counter()
-    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
+        result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress)
     elapsed = time.perf_counter() - started
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 
@@ -59,8 +66,9 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.argument("run")
 @click.option("--kind", required=True, type=AttestKind(), help="What kind of note.")
-@click.option("--value", help='The number you observed, with its unit, e.g. "9.3 ms".')
-@click.option("--note", help="The note, in Markdown (rendered sanitized).")
+@click.option("--value", help='The number you observed, with a unit of the run\'s metric, e.g. "9.3 ms" on a latency '
+                               'run; stored normalized ("9300 us" becomes "9.3 ms").')
+@click.option("--note", help="The note, in Markdown (rendered sanitized). A note needs --value or --note.")
 @click.option("--link", help="Supporting http(s) link.")
 @click.option("--author", default="anonymous", show_default=True, help="Who writes the note.")
 @click.option("--date", "day", help="Date of the note, YYYY-MM-DD (default: today).")

@@ -78,8 +78,17 @@ def attest(
     from sitegen.model import API_VERSION
     from sitegen.registry import lock_key, open_registry
 
+    from sitegen.site.index import primary
+    from sitegen.site.observedvalue import normalize
+
+    if value is None and not (note and note.strip()):
+        raise InputError([Problem("--note", "$", "a note needs --value or --note: with neither it says nothing")])
     registry = open_registry(root)
     run = find_run(registry, ref)
+    if value is not None:
+        statistic = registry.by_digest[run.model.spec.protocolDigest].model.spec.measurement.primaryStatistic
+        metric, _, _, unit = primary(run.model, statistic) or (None, None, None, None)
+        value = normalize(value, metric, unit)
     day = day or Date.today().isoformat()
     taken = {r.name for r in registry.of_kind("Attestation")}
     name = _note_name(run.name, kind, day, taken)
