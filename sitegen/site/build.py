@@ -20,11 +20,12 @@ from sitegen.problems import InputError, Problem
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
+from sitegen.site.chart_views import samples_of, sweep_charts
 from sitegen.site.citation import citation_cff
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
 from sitegen.site.operation_page import operation_page
-from sitegen.site.record_page import record_page
+from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.write import SiteWriter, check_output
 
@@ -70,6 +71,7 @@ def catalog(index: Index) -> dict:
             "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
             "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
+            "samples": samples_path(f.name) if samples_of(f) else None,
         })
     documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
     return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
@@ -120,9 +122,13 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(_twin(page.path), (page.manifest + "\n").encode())
+        samples = samples_document(facts)
+        if samples is not None:
+            writer.add(samples_path(facts.name), to_json(samples))
     for operation in index.operations:
         page = operation_page(operation, index)
-        writer.add(page.path, renderer.render("operation.html", page))
+        charts = sweep_charts(index.runs_of_operation.get(operation.name, []))
+        writer.add(page.path, renderer.render("operation.html", page, sweep_charts=charts))
         writer.add(_twin(page.path), to_json(asdict(page)))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))

@@ -38,7 +38,8 @@ class Renderer:
         )
         self.site_title = site_title
 
-    def render(self, template: str, page) -> bytes:
+    def render(self, template: str, page, **extra) -> bytes:
+        """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""
         root = "../" * page.path.count("/")
 
         def url(href: str) -> str:
@@ -47,6 +48,6 @@ class Renderer:
             return root + href
 
         html = self.env.get_template(template).render(
-            page=page, root=root, url=url, site_title=self.site_title,
+            page=page, root=root, url=url, site_title=self.site_title, **extra,
         )
         return html.encode("utf-8")

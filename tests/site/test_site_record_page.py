@@ -24,7 +24,7 @@ def _links(page):
 def test_elements_appear_in_the_seed_order(record):
     text = record.text()
     order = [
-        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · run ",
+        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · NVIDIA B200 (sm_100) · run ",
         "passed", "Reported evidence", "Primary measurement", "9.11ms median", "p20–p80 9.11–9.11 ms",
         "Rank 2 in its comparison group · source-native comparison · observed 2026-05-27",
         "ms 20 9.11056 · ms 50 9.11056 · ms 80 9.11056",
@@ -33,7 +33,7 @@ def test_elements_appear_in_the_seed_order(record):
         "gpuNVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
         "Replications and notes",
         "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does.",
-        "Add a reproduction or note", "Canonical manifest", "Show manifest", "Cite this record",
+        "Add a reproduction or note", "Rerun this record", f"sitegen rerun --like {SEED_RUN}", "Canonical manifest", "Show manifest", "Cite this record",
         "Report an issue with this run", "Published 2026-08-18 · Liger-Kernel benchmarks · BSD-2-Clause",
         "All results for Jensen-Shannon divergence loss →", "JSON",
     ]
