@@ -46,3 +46,11 @@
   });
   fill();
 })();
+// Pagefind's search box, on builds that ran Pagefind (its script is then loaded first).
+(function () {
+  "use strict";
+  var slot = document.getElementById("search");
+  if (slot && window.PagefindUI) {
+    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false });
+  }
+})();

@@ -25,8 +25,10 @@ from sitegen.site.citation import citation_cff
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
 from sitegen.site.operation_page import operation_page
+from sitegen.site.reader_outputs import Content, operation_feed_path, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.search import index_site
 from sitegen.site.write import SiteWriter, check_output
 
 
@@ -90,8 +92,9 @@ def with_base_url(config: Config, base_url: str) -> Config:
     return config.model_copy(update={"site": site})
 
 
-def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
-    """Build the static site of the registry at ``records`` into ``out``."""
+def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
+               search: bool = False) -> BuildResult:
+    """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it."""
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
@@ -102,10 +105,13 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if base_url:
         config = with_base_url(config, base_url)
     index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
-    renderer = Renderer(config.site.title)
+    content = read_content(records, index)
+    renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search)
     writer = SiteWriter(out)
     try:
-        _write_pages(index, renderer, writer)
+        _write_pages(index, renderer, writer, content)
+        if search:
+            index_site(writer.tmp, writer)
         writer.commit()
     except BaseException:
         writer.abort()
@@ -117,7 +123,7 @@ def _twin(path: str) -> str:
     return path.removesuffix("index.html") + "index.json"
 
 
-def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
+def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content) -> None:
     for facts in index.runs:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
@@ -128,7 +134,9 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
     for operation in index.operations:
         page = operation_page(operation, index)
         charts = sweep_charts(index.runs_of_operation.get(operation.name, []))
-        writer.add(page.path, renderer.render("operation.html", page, sweep_charts=charts))
+        writer.add(page.path, renderer.render(
+            "operation.html", page, sweep_charts=charts, description=content.descriptions.get(operation.name),
+            feed=operation_feed_path(operation.name)))
         writer.add(_twin(page.path), to_json(asdict(page)))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))
@@ -146,3 +154,6 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
     ))
     for name, data in static_files().items():
         writer.add(name, data)
+    write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
+                       schema_names=list(schema_files()), updated=build_date(index))
+    write_site_edges(index, writer)

@@ -35,7 +35,9 @@ class AttestKind(click.Choice):
               help="Output folder; replaced only if sitegen built it.")
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool) -> None:
+@click.option("--search/--no-search", default=True, show_default=True,
+              help="Index the pages with Pagefind and put a search box on every page.")
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, search: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -51,7 +53,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     started = time.perf_counter()
-    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search)
     elapsed = time.perf_counter() - started
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 
