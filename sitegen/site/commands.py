@@ -82,3 +82,26 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day)
     click.echo(f"wrote {path}", err=True)
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+              show_default=True, help="Registry folder to build from and watch.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced only if sitegen built it.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--search/--no-search", default=True, show_default=True, help="Index the pages with Pagefind on every build.")
+def serve(records: Path, out: Path, port: int, search: bool) -> None:
+    """Build the site, serve it on 127.0.0.1 and rebuild when records, settings or templates change.
+
+    Open pages reload after each rebuild. An edit that does not build prints its
+    problems here and on the open page, and the last good site keeps being served.
+    """
+    from sitegen.problems import InputError, Problem
+    from sitegen.site.build import build_site
+    from sitegen.site.serve import serve as run_server
+
+    if not records.is_dir():
+        raise InputError([Problem(str(records), "$", "no such registry folder")])
+    run_server(records, out, port=port, build=lambda: build_site(records, out, search=search))
