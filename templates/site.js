@@ -51,6 +51,9 @@
   "use strict";
   var slot = document.getElementById("search");
   if (slot && window.PagefindUI) {
-    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false });
+    // Pagefind favours short pages by default; operation pages are long, and are what a
+    // search for an operation and a GPU ("jsd h200") should find first.
+    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
+      ranking: { pageLength: 0.1 } });
   }
 })();

@@ -25,7 +25,7 @@ from sitegen.site.citation import citation_cff
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
 from sitegen.site.operation_page import operation_page
-from sitegen.site.reader_outputs import Content, operation_feed_path, read_content, write_reader_pages, write_site_edges
+from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.search import index_site
@@ -133,10 +133,10 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: 
             writer.add(samples_path(facts.name), to_json(samples))
     for operation in index.operations:
         page = operation_page(operation, index)
-        charts = sweep_charts(index.runs_of_operation.get(operation.name, []))
+        runs = index.runs_of_operation.get(operation.name, [])
         writer.add(page.path, renderer.render(
-            "operation.html", page, sweep_charts=charts, description=content.descriptions.get(operation.name),
-            feed=operation_feed_path(operation.name)))
+            "operation.html", page, sweep_charts=sweep_charts(runs), description=content.descriptions.get(operation.name),
+            feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
         writer.add(_twin(page.path), to_json(asdict(page)))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))

@@ -39,6 +39,12 @@ def operation_feed_path(name: str) -> str:
     return L.operation_path(name).removesuffix("index.html") + FEED_NAME
 
 
+def operation_where(name: str, runs) -> str:
+    """The operation's short name and its GPUs in one line, weighted for search: "jsd h200" finds it."""
+    gpus = sorted({f.product for f in runs})
+    return f"Short name {name}" + (f" · results on {', '.join(gpus)}" if gpus else "")
+
+
 def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
                        updated: str) -> None:
     for page in content.pages:

@@ -53,6 +53,6 @@ class Renderer:
 
         html = self.env.get_template(template).render(
             page=page, root=root, url=url, site_title=self.site_title, nav_pages=self.nav, search=self.search,
-            **{"feed": None, "description": None, "sweep_charts": [], **extra},
+            **{"feed": None, "description": None, "sweep_charts": [], "where": None, **extra},
         )
         return html.encode("utf-8")

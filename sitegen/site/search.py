@@ -17,9 +17,11 @@ from pathlib import Path
 from sitegen.problems import InputError, Problem
 
 OUTPUT = "pagefind"
-# Record pages repeat the operation's name in every chart and table; the manifest,
-# citation and code blocks would drown the words a reader searches for.
-EXCLUDE = "pre, .cite, .manifest, .chart-data, svg"
+# What a page is about is in its headings and text. Tables list other records (each
+# indexed on its own page); a record's detail sections, verdicts, rerun box, manifest and
+# citation repeat operation and run names ("jsd_reference", "rerun --like liger-jsd-…"),
+# so with them every record of an operation outranked the operation's own page.
+EXCLUDE = "pre, table, svg, .cite, .manifest, .unranked, .sections, .verdicts, .rerun"
 
 
 def index_site(pages: Path, writer) -> int:
