@@ -75,3 +75,30 @@ def test_serve_rebuilds_on_an_edit_and_keeps_the_last_good_site(server):
     assert any(str(path) in line for line in status["problems"])
     assert "All results for JSD, renamed while serving" in _get(page_url)
     assert process.poll() is None
+
+
+@pytest.mark.browser
+def test_open_page_reloads_and_shows_a_bad_edit(server):
+    from pathlib import Path
+
+    if not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"):
+        pytest.skip("no /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    url, records, _ = server
+    path = records / "operations" / f"{OPERATION}.json"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless=new", "--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"{url}operations/{OPERATION}/")
+        page.wait_for_timeout(1000)  # the page has read the current version
+        doc = json.loads(path.read_text())
+        doc["metadata"]["title"] = "Reloaded by itself"
+        path.write_text(json.dumps(doc, indent=2))
+        page.wait_for_function("document.querySelector('h1').textContent.includes('Reloaded by itself')", timeout=60_000)
+        path.write_text("[")
+        banner = page.locator("#sitegen-problems")
+        banner.wait_for(timeout=60_000)
+        assert str(path) in banner.inner_text() and "last good site" in banner.inner_text()
+        assert "Reloaded by itself" in page.locator("h1").inner_text()
+        browser.close()
