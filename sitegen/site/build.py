@@ -106,7 +106,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         config = with_base_url(config, base_url)
     index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
     content = read_content(records, index)
-    renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search)
+    renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
+                        runs_by_path={L.run_path(f.name): f for f in index.runs})
     writer = SiteWriter(out)
     try:
         _write_pages(index, renderer, writer, content)

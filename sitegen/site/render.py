@@ -10,6 +10,8 @@ from importlib import resources
 
 from jinja2 import DictLoader, Environment, StrictUndefined
 
+from sitegen.site.value_columns import value_columns
+
 PACKAGE = "sitegen.templates"
 STATIC = ("style.css", "site.js", "favicon.svg")
 
@@ -31,7 +33,7 @@ def static_files() -> dict[str, bytes]:
 class Renderer:
     """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
 
-    def __init__(self, site_title: str, nav: list[tuple[str, str]] = (), search: bool = False):
+    def __init__(self, site_title: str, nav: list[tuple[str, str]] = (), search: bool = False, runs_by_path=None):
         self.env = Environment(
             loader=DictLoader(_read_templates()), autoescape=True, undefined=StrictUndefined,
             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
@@ -39,6 +41,10 @@ class Renderer:
         self.site_title = site_title
         self.nav = list(nav)
         self.search = search
+        runs_by_path = runs_by_path or {}
+        # Run tables look their rows' runs up by page path, to give each metric a column
+        # in one unit (sitegen.site.value_columns); the row models carry display text only.
+        self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
         """Whether Pagefind runs on this build: only then do pages load its search box."""
         """(text, site path) of the registry's own pages (About, How ranks work), linked from every page."""
 
