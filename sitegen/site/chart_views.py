@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime, timezone
 from typing import Callable
 
 from markupsafe import Markup
@@ -19,7 +19,6 @@ from sitegen.site import units
 from sitegen.site.index import Index, RunFacts
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
-_EPOCH = date(1970, 1, 1).toordinal()
 
 FloorOf = Callable[[RunFacts, list[float]], "list[tuple[float, float]] | None"]
 """(a run of the chart, the x values) → roofline-floor points in ns, or None where bytes moved are unknown."""
@@ -132,7 +131,8 @@ def _history_groups(index: Index) -> dict[tuple, list[RunFacts]]:
         return _history_cache[1]
     groups: dict[tuple, list[RunFacts]] = defaultdict(list)
     for f in index.runs:
-        if f.cohort and f.value is not None:
+        # Runs not eligible to rank (failed, dry runs on a CPU) are no point of a GPU's history.
+        if f.cohort and f.value is not None and not f.reasons:
             groups[(f.cohort, f.implementation.name)].append(f)
     for members in groups.values():
         members.sort(key=lambda f: (f.run.spec.observedAt, f.name))
@@ -140,9 +140,14 @@ def _history_groups(index: Index) -> dict[tuple, list[RunFacts]]:
     return groups
 
 
+def _days(observed_at: str) -> float:
+    moment = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() / 86400
+
+
 def history_chart(facts: RunFacts, index: Index) -> ChartView | None:
     """This implementation's value on this workload, GPU, pass and metric over observedAt, when measured twice or more."""
-    if not facts.cohort or facts.value is None:
+    if not facts.cohort or facts.value is None or facts.reasons:
         return None
     members = _history_groups(index).get((facts.cohort, facts.implementation.name), [])
     if len(members) < 2:
@@ -152,7 +157,8 @@ def history_chart(facts: RunFacts, index: Index) -> ChartView | None:
     else:
         unit, scale = facts.unit, 1.0
     name = L.implementation_label(facts.implementation)
-    days = [date.fromisoformat(f.observed).toordinal() - _EPOCH for f in members]
+    # Days since 1970 with the time of day as a fraction: runs of one day stay apart.
+    days = [_days(f.run.spec.observedAt) for f in members]
     label = f"{facts.metric} ({facts.statistic}, {unit})"
     caption = f"History of {name}: {L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
     svg = charts.line_chart(
@@ -162,8 +168,8 @@ def history_chart(facts: RunFacts, index: Index) -> ChartView | None:
         series=[charts.Series(name, [(d, f.value / scale) for d, f in zip(days, members)])],
         x=charts.Axis("observed", dates=True), y=charts.Axis(label, format=_tick),
     )
-    rows = [[f.observed, units.significant(f.value / scale), L.run_short_id(f.digest)] for f in members]
-    return ChartView("history", caption, Markup(svg), ["observed", label, "run"], rows)
+    rows = [[f.run.spec.observedAt[:16].replace("T", " "), units.significant(f.value / scale)] for f in members]
+    return ChartView("history", caption, Markup(svg), ["observed (UTC)", label], rows)
 
 
 def samples_of(facts: RunFacts) -> list[int]:

@@ -91,10 +91,20 @@ def _ticks(lo: float, hi: float, log: bool, given: list[float] | None = None) ->
 
 def _label(axis: Axis, value: float) -> str:
     if axis.dates:
-        return date.fromordinal(int(round(value)) + date(1970, 1, 1).toordinal()).isoformat()
+        return date.fromordinal(int(math.floor(value)) + date(1970, 1, 1).toordinal()).isoformat()
     if axis.format is not None:
         return axis.format(value)
     return _num(value)
+
+
+def _distinct_labels(axis: Axis, ticks: list[float]) -> list[str]:
+    """Tick labels, with more decimals when the axis's own format makes neighbours equal (516.5 and 517 both "517")."""
+    labels = [_label(axis, t) for t in ticks]
+    decimals = 0
+    while len(set(labels)) < len(labels) and decimals < 6:
+        decimals += 1
+        labels = [f"{t:.{decimals}f}" for t in ticks]
+    return labels
 
 
 def _frame(title: str, desc: str, body: list[str], legend: list[str]) -> str:
@@ -115,10 +125,11 @@ def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks) -> list[str]:
         px = _num(x_px(t))
         out.append(f'<path d="M{px} {HEIGHT - BOTTOM}v4" stroke="#8c959f"/>')
         text.append(f'<text x="{px}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{escape(_label(x, t))}</text>')
-    for t in y_ticks:
+    y_labels = _distinct_labels(y, y_ticks)
+    for t, text_label in zip(y_ticks, y_labels):
         py = _num(y_px(t))
         out.append(f'<path d="M{LEFT} {py}H{WIDTH - RIGHT}" stroke="#d0d7de" stroke-width="0.5"/>')
-        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{escape(_label(y, t))}</text>')
+        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{escape(text_label)}</text>')
     text.append(f'<text x="{(LEFT + WIDTH - RIGHT) // 2}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x.label)}</text>')
     text.append(f'<text transform="translate(14 {(TOP + HEIGHT - BOTTOM) // 2}) rotate(-90)" text-anchor="middle">{escape(y.label)}</text>')
     return out + [f'<g fill="currentColor">{"".join(text)}</g>']
@@ -142,8 +153,13 @@ def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis)
     y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
     distinct_x = sorted(set(xs))
     x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
-    if x.dates and len(distinct_x) <= 4:
-        x_ticks = distinct_x
+    if x.dates:
+        # One tick per day: at the first point of each day when there are few, else spread.
+        ticks = distinct_x if len(distinct_x) <= 4 else x_ticks
+        by_day: dict[str, float] = {}
+        for t in ticks:
+            by_day.setdefault(_label(x, t), t)
+        x_ticks = list(by_day.values())
     body = _axes(x, y, x_px, y_px, x_ticks, _ticks(y_lo, y_hi, y.log))
     legend = []
     colour_index = 0

@@ -83,3 +83,20 @@ def test_median_interval_by_order_statistics():
     low, high = median_interval(values)
     # n = 100: ranks 50 ∓ 9.8 → 40 and 60, the textbook distribution-free interval.
     assert (low, high) == (40, 60)
+
+
+def test_history_chart_on_records_measured_twice(site):
+    html = (site / "runs" / "sitegen-h200-tokens2048-2026-08-21" / "index.html").read_text(encoding="utf-8")
+    block = re.search(r'<figure class="chart-block" id="history">.*?</figure>', html, re.S).group(0)
+    assert "History of sitegen Triton JSD" in block
+    assert block.count("<tr>") == 3  # header and the two H200 runs
+    # A dry run (a CPU rehearsal) is no point of the GPU's history and gets no chart.
+    dry = (site / "runs" / "sitegen-h200-tokens2048-dry-2026-08-19" / "index.html").read_text(encoding="utf-8")
+    assert 'id="history"' not in dry
+
+
+def test_close_ticks_get_distinct_labels():
+    svg = charts.line_chart(title="t", desc="d", series=[charts.Series("a", [(0, 516.1), (1, 516.8)])],
+                            x=charts.Axis("x"), y=charts.Axis("y", format=lambda v: f"{v:.3g}"))
+    labels = re.findall(r'text-anchor="end">([^<]+)<', svg)
+    assert len(labels) == len(set(labels)) > 1
