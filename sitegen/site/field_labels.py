@@ -51,11 +51,21 @@ LABELS: dict[str, str] = {
     "cudaToolkit": "CUDA toolkit",
     "rocm": "ROCm",
     "os": "Operating system",
+    "floorBytes": "Bytes moved (roofline floor)",
+    "warmupCalls": "Warm-up calls",
+    "copyBandwidthGBs": "Measured copy bandwidth",
+    "smClockMHz": "SM clock",
+    "memoryClockMHz": "Memory clock",
+    "temperatureC": "Temperature",
+    "throttleReasons": "Throttle reasons",
+    "repeated_input": "Repeated input",
+    "host_timed": "Host-timed cross-check",
+    "exclusive_gpu": "GPU used exclusively",
 }
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "sm": "SM", "l2": "L2", "cuda": "CUDA", "id": "ID", "uuid": "UUID",
              "ecc": "ECC", "os": "OS", "mhz": "MHz", "pci": "PCI", "nvml": "NVML"}
-_UNIT = re.compile(r"(Ms|Ns|MHz|W|Bytes|Percent)$")
-_UNIT_TEXT = {"Ms": "ms", "Ns": "ns", "MHz": "MHz", "W": "W", "Percent": "%"}
+_UNIT = re.compile(r"(Ms|Ns|MHz|W|Bytes|Percent|GBs|C)$")
+_UNIT_TEXT = {"Ms": "ms", "Ns": "ns", "MHz": "MHz", "W": "W", "Percent": "%", "GBs": "GB/s", "C": "°C"}
 
 
 def _words(key: str) -> str:

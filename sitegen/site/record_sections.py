@@ -145,17 +145,17 @@ def integrity(facts: RunFacts) -> list[Row]:
     if evidence is None:
         return []
     rows = [
-        Row(check.name, ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
+        Row(F.label(check.name), ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
         for check in evidence.integrity or []
     ]
     if evidence.dryRun:
-        rows.append(Row("dry run", "yes: a CPU rehearsal, never Verified"))
-    for label, state in (("gpu before", evidence.gpuBefore), ("gpu after", evidence.gpuAfter)):
+        rows.append(Row("Dry run", "yes: a CPU rehearsal, never Verified"))
+    for label, state in (("GPU before", evidence.gpuBefore), ("GPU after", evidence.gpuAfter)):
         if state is not None:
-            rows.append(Row(label, ", ".join(f"{k} {v}" for k, v in L.flatten(state.model_dump(exclude_none=True)))))
-    rows += [Row(k, v) for k, v in L.flatten(evidence.details or {})]
+            rows.append(Row(label, ", ".join(f"{F.label(k)} {F.value(k, v)}" for k, v in F.leaves(state.model_dump(exclude_none=True)))))
+    rows += [Row(F.label(k), F.value(k, v)) for k, v in F.leaves(evidence.details or {})]
     if evidence.command:
-        rows.append(Row("command", evidence.command, code=True))
+        rows.append(Row("Command", evidence.command, code=True))
     return rows
 
 

@@ -47,3 +47,16 @@ def test_home_table_has_no_mixed_unit_value_column(site):
     html = (site / "index.html").read_text()
     assert '<th scope="col" class="num">Latency, median (ms)</th>' in html
     assert '>Value</th>' not in html
+
+
+def test_manifest_fields_read_as_words_with_units():
+    from sitegen.site import field_labels as F
+
+    assert (F.label("measurement.warmup.minMs"), F.value("measurement.warmup.minMs", 25.0)) == ("Warm-up · minimum time", "25 ms")
+    assert (F.label("maxClocksMHz.memory"), F.value("maxClocksMHz.memory", 3201)) == ("Maximum memory clock", "3,201 MHz")
+    assert F.value("devicePolicy.l2FlushBytes", 268435456) == "256 MiB"
+    assert F.value("measurement.l2Flush", True) == "yes"
+    # A field nobody labelled still reads as words, its unit suffix moved to the value.
+    assert F.label("hardware.someNewLimitW") == "Hardware · some new limit"
+    assert F.value("hardware.someNewLimitW", 350) == "350 W"
+    assert F.label("instance.gpuUuid") == "Instance · GPU UUID"
