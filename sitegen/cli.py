@@ -191,8 +191,9 @@ def lock(root: Path, as_json: bool) -> None:
 
 
 # Commands of the other subsystems register themselves here.
-from sitegen.site.commands import attest, build  # noqa: E402
+from sitegen.site.commands import attest, build, serve  # noqa: E402
 main.add_command(build)
 main.add_command(attest)
+main.add_command(serve)
 from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
 from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702

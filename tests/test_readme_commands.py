@@ -42,7 +42,7 @@ def test_every_command_has_a_row_and_every_row_a_command():
 def test_declared_defaults_are_stated_and_usage_names_real_options(name):
     usage, text = table()[name]
     command = commands()[name]
-    options = {opt for p in command.params for opt in p.opts}
+    options = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
     assert set(re.findall(r"--[a-z-]+", usage)) <= options, usage
     for param in command.params:
         default = param.default

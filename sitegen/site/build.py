@@ -21,13 +21,16 @@ from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
+from sitegen.site.chart_views import samples_of, sweep_charts
 from sitegen.site.citation import citation_cff
 from sitegen.site.cohort_table import rank_text
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
-from sitegen.site.operation_page import operation_pages
-from sitegen.site.record_page import record_page
+from sitegen.site.operation_page import operation_pages_with_runs
+from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
+from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.search import index_site
 from sitegen.site.write import SiteWriter, check_output
 
 
@@ -75,6 +78,7 @@ def catalog(index: Index) -> dict:
             "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
             "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
             "noisy": f.noisy, "notEligible": f.reasons or None,
+            "samples": samples_path(f.name) if samples_of(f) else None,
         })
     documents = [{"kind": r.kind, "name": r.name, "digest": r.digest} for r in index.registry.records]
     return {"apiVersion": API_VERSION, "runs": runs, "documents": documents}
@@ -94,8 +98,8 @@ def with_base_url(config: Config, base_url: str) -> Config:
 
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
-               progress: Progress | None = None) -> BuildResult:
-    """Build the static site of the registry at ``records`` into ``out``."""
+               progress: Progress | None = None, search: bool = False) -> BuildResult:
+    """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it."""
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
@@ -109,10 +113,15 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         config = with_base_url(config, base_url)
     progress.stage("indexing")
     index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
-    renderer = Renderer(config.site.title)
+    content = read_content(records, index)
+    renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
+                        runs_by_path={L.run_path(f.name): f for f in index.runs})
     writer = SiteWriter(out)
     try:
-        _write_pages(index, renderer, writer, progress)
+        _write_pages(index, renderer, writer, content, progress)
+        if search:
+            progress.stage("search index")
+            index_site(writer.tmp, writer)
         progress.stage("writing files")
         writer.commit()
     except BaseException:
@@ -125,17 +134,23 @@ def _twin(path: str) -> str:
     return path.removesuffix("index.html") + "index.json"
 
 
-def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, progress: Progress) -> None:
+def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
     progress.stage("record pages", total=len(index.runs))
     for facts in index.runs:
         progress.advance()
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(_twin(page.path), (page.manifest + "\n").encode())
+        samples = samples_document(facts)
+        if samples is not None:
+            writer.add(samples_path(facts.name), to_json(samples))
     progress.stage("operation, listing and home pages")
     for operation in index.operations:
-        for page in operation_pages(operation, index):
-            writer.add(page.path, renderer.render("operation.html", page))
+        runs = index.runs_of_operation.get(operation.name, [])
+        for page, shown in operation_pages_with_runs(operation, index):
+            writer.add(page.path, renderer.render(
+                "operation.html", page, sweep_charts=sweep_charts(shown), description=content.descriptions.get(operation.name),
+                feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
             writer.add(_twin(page.path), to_json(asdict(page)))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))
@@ -153,3 +168,6 @@ def _write_pages(index: Index, renderer: Renderer, writer: SiteWriter, progress:
     ))
     for name, data in static_files().items():
         writer.add(name, data)
+    write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
+                       schema_names=list(schema_files()), updated=build_date(index))
+    write_site_edges(index, writer)

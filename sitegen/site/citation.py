@@ -36,7 +36,9 @@ def _bibtex_escape(text: str) -> str:
 def cite_run(*, title: str, site_title: str, publisher: str, permalink: str, digest: str, observed: str) -> Citation:
     """Citations of one run; ``observed`` is its YYYY-MM-DD date."""
     year, month, day = (int(part) for part in observed.split("-"))
-    text = f"{title}. {publisher}, {observed}. {site_title}. {permalink} ({digest}). Accessed {ACCESS_PLACEHOLDER}."
+    # The registry named once when it is also the publisher (its own reruns).
+    container = "" if publisher == site_title else f" In {site_title}."
+    text = f"{title}. {publisher}, {observed}.{container} {permalink} ({digest}). Accessed {ACCESS_PLACEHOLDER}."
     key = "sitegen-" + run_short_id(digest)
     bibtex = "\n".join([
         f"@misc{{{key},",

@@ -40,7 +40,9 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
 @click.option("--quiet", is_flag=True, help="No progress display on stderr (shown only on a terminal, for builds over 2 s).")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool) -> None:
+@click.option("--search/--no-search", default=True, show_default=True,
+              help="Index the pages with Pagefind and put a search box on every page.")
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -58,7 +60,8 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
-        result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress)
+        result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
+                            search=search)
     elapsed = time.perf_counter() - started
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 
@@ -88,3 +91,26 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day)
     click.echo(f"wrote {path}", err=True)
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+              show_default=True, help="Registry folder to build from and watch.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced only if sitegen built it.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--search/--no-search", default=True, show_default=True, help="Index the pages with Pagefind on every build.")
+def serve(records: Path, out: Path, port: int, search: bool) -> None:
+    """Build the site, serve it on 127.0.0.1 and rebuild when records, settings or templates change.
+
+    Open pages reload after each rebuild. An edit that does not build prints its
+    problems here and on the open page, and the last good site keeps being served.
+    """
+    from sitegen.problems import InputError, Problem
+    from sitegen.site.build import build_site
+    from sitegen.site.serve import serve as run_server
+
+    if not records.is_dir():
+        raise InputError([Problem(str(records), "$", "no such registry folder")])
+    run_server(records, out, port=port, build=lambda: build_site(records, out, search=search))

@@ -1,9 +1,11 @@
 """Community notes: render their Markdown safely, and write new Attestation documents.
 
-Markdown goes through markdown-it-py with raw HTML passed on, then nh3 (an allow-list
-sanitizer) removes every tag and attribute not listed below and every link whose scheme
-is not http or https. Sanitizing the final HTML, rather than trusting the Markdown
-renderer, also catches links and tags spelled as raw HTML.
+Markdown goes through Python-Markdown (the renderer the design names; it passes raw HTML
+and javascript: links through), then nh3 (an allow-list sanitizer) removes every tag and
+attribute not listed below and every link whose scheme is not http or https. Sanitizing
+the final HTML, rather than trusting the Markdown renderer, also catches links and tags
+spelled as raw HTML. Site pages and operation descriptions (sitegen.site.pages) use the
+same function.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from sitegen.model.run import AttestationBody
 from sitegen.problems import InputError, Problem
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "h4",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li",
+    "h2", "h3", "h4", "table", "thead", "tbody", "tr", "th", "td",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"scope"}, "ol": {"start"}}
 ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].annotation)
@@ -26,19 +28,25 @@ ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].an
 ATTESTATIONS_DIR = "attestations"
 
 
-def render_markdown(text: str) -> str:
-    """Markdown → sanitized HTML: safe tags only, links only http/https."""
-    import nh3
-    from markdown_it import MarkdownIt
+def render_markdown(text: str, *, top_heading: int = 4) -> str:
+    """Markdown → sanitized HTML: safe tags only, links only http/https.
 
-    # Every heading of a note becomes h4: the note's own title is an h3 under the page's
-    # h2 "Replications and notes", and heading levels must not skip.
-    html = MarkdownIt("commonmark", {"html": True}).render(text)
-    html = re.sub(r"<(/?)h[1-6]\b", r"<\1h4", html)
-    return nh3.clean(
+    Headings shift so the source's first level becomes ``top_heading`` (never past h4):
+    a note's own title is an h3 under the page's h2 "Replications and notes", and a site
+    page's title is its h1, and heading levels must not skip.
+    """
+    import markdown
+    import nh3
+
+    # "tables" and "fenced_code": the GitHub-style Markdown people write in notes.
+    html = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
+    html = re.sub(r"<(/?)h([1-6])\b", lambda m: f"<{m.group(1)}h{min(int(m.group(2)) + top_heading - 1, 4)}", html)
+    clean = nh3.clean(
         html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https"},
         link_rel="nofollow noopener noreferrer",
-    ).strip()
+    )
+    # A link whose target nh3 removed (javascript:, data:) is left as its plain text.
+    return re.sub(r'<a rel="nofollow noopener noreferrer">(.*?)</a>', r"\1", clean, flags=re.S).strip()
 
 
 def find_run(registry, ref: str):

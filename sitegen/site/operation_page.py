@@ -222,6 +222,11 @@ def _history(runs: list[RunFacts], gpu_page: str | None) -> tuple[list[RunRow], 
 
 def operation_pages(operation, index: Index) -> list[OperationPage]:
     """The operation's page, and its GPU and pass pages where the layout splits it."""
+    return [page for page, _ in operation_pages_with_runs(operation, index)]
+
+
+def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPage, list[RunFacts]]]:
+    """Each page with the ranked runs its detail sections show (none on a page of links only)."""
     runs = index.runs_of_operation.get(operation.name, [])
     split, by_pass_gpus = _layout(index, operation.name)
     headline = headline_pass(runs)
@@ -233,8 +238,9 @@ def operation_pages(operation, index: Index) -> list[OperationPage]:
         runs_of_gpu.setdefault(f.gpu_slug, []).append(f)
     keys_of_gpu = _by(keys, index, lambda f: f.gpu_slug)
 
-    def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page) -> OperationPage:
+    def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page):
         history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
+        shown = [f for f in page_runs if f.cohort in set(page_keys)] if detail else []
         return OperationPage(
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
@@ -242,9 +248,9 @@ def operation_pages(operation, index: Index) -> list[OperationPage]:
             summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by="pass" if gpu_page else "GPU",
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
-            sweeps=sweeps([f for f in page_runs if f.cohort in set(page_keys)]) if detail else [],
+            sweeps=sweeps(shown) if detail else [],
             history=history, history_note=note,
-        )
+        ), shown
 
     main_path = L.operation_path(operation.name)
     top = Link(f"All results for {title}", main_path)
