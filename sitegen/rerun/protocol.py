@@ -40,11 +40,11 @@ PROBE_BLOCKS = 4
 PROBE_MIN_BLOCK = 3
 
 MIN_SAMPLES = 10
-MIN_TIME_MS = 500.0  # per case, summed over the processes
+MIN_TIME_MS = 300.0  # per case, summed over the processes
 # Sampling goes on past the minimum until the median's 95% CI half-width is within PRECISION
 # of it, or MAX_TIME_MS of event time (per case, summed over the processes) is spent.
 PRECISION = 0.01
-MAX_TIME_MS = 1200.0
+MAX_TIME_MS = 900.0
 # Before each timed call the GPU spins LEAD_FACTOR × the host's median time to issue one call
 # (at most LEAD_MAX_MS), so that event time is GPU time even for a host-bound call.
 LEAD_FACTOR = 1.5
