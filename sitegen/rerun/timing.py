@@ -24,8 +24,8 @@ import time
 import torch
 
 from sitegen.rerun.integrity import SAMPLE_BATCH_MS
-from sitegen.rerun.protocol import (FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS, PRECISION, PROBE_BLOCKS, PROBE_MIN_BLOCK,
-                                    WARMUP_MIN_CALLS, WARMUP_MIN_MS)
+from sitegen.rerun.protocol import (FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS, MAX_WALL_S, PRECISION, PROBE_BLOCKS,
+                                    PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS)
 from sitegen.rerun.stats import ci_half_width_rel
 
 MAX_SAMPLES = 20000
@@ -174,30 +174,33 @@ def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: flo
 
 def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_probe: bool,
             warmup: tuple[int, float] = (WARMUP_MIN_CALLS, WARMUP_MIN_MS), guard=None,
-            max_ms: float | None = None, precision: float = PRECISION) -> dict:
+            max_ms: float | None = None, precision: float = PRECISION, max_wall_s: float = MAX_WALL_S) -> dict:
     """Samples of one implementation's pass in this process, with the cross-checks.
 
-    At least `min_samples` and `min_ms` of event time; then on until the median's 95% CI
-    half-width is within `precision` of it, or `max_ms` of event time is spent.
+    At least `min_samples` and `min_ms` of event time (or `max_wall_s` of wall time); then on
+    until the median's 95% CI half-width is within `precision` of it, or `max_ms` of event time
+    or `max_wall_s` is spent.
     """
     warm_calls, est_ms, issue_ms = warm_up(clock, runner, *warmup)
     clock.set_lead(issue_ms)
     per_ms = max(est_ms, 1e-6)
     budget_ms = max(min_ms, max_ms if max_ms is not None else min_ms)
-    want = max(min_samples, min(MAX_SAMPLES, math.ceil(min_ms / per_ms)))
     batch = max(1, math.floor(SAMPLE_BATCH_MS / per_ms))
-    samples = clock.timed(runner, range(want), guard=guard, batch=batch)
+    t0 = time.monotonic()
+    samples = clock.timed(runner, range(min_samples), guard=guard, batch=batch)
     stopped = "budget"
     while len(samples) < MAX_SAMPLES:
-        spent = sum(samples) / 1e6
-        if spent >= min_ms and ci_half_width_rel(samples) <= precision:
+        spent, wall = sum(samples) / 1e6, time.monotonic() - t0
+        if (spent >= min_ms or wall >= max_wall_s) and ci_half_width_rel(samples) <= precision:
             stopped = "precision"
             break
-        if spent >= budget_ms:
+        if spent >= budget_ms or wall >= max_wall_s:
             break
         median_ms = max(statistics.median(samples) / 1e6, 1e-6)
-        more = min(MAX_SAMPLES - len(samples), max(min_samples, len(samples) // 2),
-                   max(1, math.ceil((budget_ms - spent) / median_ms)) if spent >= min_ms else MAX_SAMPLES)
+        wall_per = wall / len(samples)
+        left = min(math.ceil((budget_ms - spent) / median_ms), math.ceil((max_wall_s - wall) / max(wall_per, 1e-9)))
+        want = math.ceil((min_ms - spent) / median_ms) if spent < min_ms else max(min_samples, len(samples) // 2)
+        more = max(1, min(MAX_SAMPLES - len(samples), want, left))
         samples += clock.timed(runner, range(len(samples), len(samples) + more), guard=guard, batch=batch)
     probe = max(min_samples, min(len(samples), math.ceil(PROBE_MS / per_ms)))
     out = {
