@@ -42,8 +42,13 @@ def test_each_cheat_check_alone_catches_one_cheat(report):
     assert alone["gate"] == ["shape-special"]  # right at the timed shape only
     assert alone["repeated_input"] == ["content-cache"]
     if CUDA:
-        assert alone["roofline"] == ["row-memo"] and alone["host_timed"] == ["side-stream"]
-    assert "REDUNDANT" not in log
+        assert alone["roofline"] == ["row-memo"]
+        # On the H200 the side stream's backlog also slows the fresh calls (1.9x over repeated
+        # ones), so repeated_input catches it too: host_timed is then reported redundant.
+        assert alone["host_timed"] == ["side-stream"] or "check host_timed: REDUNDANT" in log
+        assert "host_timed" in data["verdicts"]["side-stream"]["caught"]
+    for check in ("gate", "timed_output", "repeated_input") + (("roofline",) if CUDA else ()):
+        assert f"check {check}: alone caught" in log
 
 
 def test_the_self_test_holds_integrity_results_against_a_cheat(report):
