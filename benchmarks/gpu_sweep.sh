@@ -5,14 +5,15 @@
 #
 # Run in the repository root on the GPU machine, with the wheels the image lacks in .whl/
 # (liger-kernel 0.8.5, rfc8785, pydantic + pydantic-core + annotated-types + typing-inspection;
-# carry=[".whl"]). STEPS (default "tests selftest sweep") picks what runs. Writes the sweep's
+# carry=[".whl"]). STEPS (default "selftest sweep tests") picks what runs; they run in that
+# order, so that a call cut short keeps the records (packed after each dtype). Writes the sweep's
 # records into RECORDS_DIR (a fresh folder) and packs them as $OUT/sweep_records.tgz (the files
 # under runs/, environments/, protocols/, ... as `sitegen rerun --out` lays them out; unpack
 # into records/ and run `sitegen lock records`). Logs and --json summaries go to $OUT:
 # gpu_tests.log, selftest.log, selftest.json, sweep_fp32.{log,json}, sweep_bf16.{log,json}.
 set -uo pipefail
 dest=${1:?usage: gpu_sweep.sh RECORDS_DIR [STEPS]}
-steps=${2:-tests selftest sweep}
+steps=${2:-selftest sweep tests}
 OUT=${OUT:-/tmp/gpu-sweep-out}
 mkdir -p "$OUT" "$dest"
 dest=$(cd "$dest" && pwd)
@@ -31,11 +32,6 @@ start=$SECONDS
 stamp() { echo "[gpu_sweep $((SECONDS - start))s] $*" >&2; }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader >&2
 rc=0
-if [[ " $steps " == *" tests "* ]]; then
-  stamp "GPU tests: kernels and rerun"
-  python3 -m pytest -q -p no:cacheprovider tests/kernels/test_jsd_gpu.py tests/rerun --ignore=tests/rerun/test_rerun_interpret.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
-  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
-fi
 if [[ " $steps " == *" selftest "* ]]; then
   stamp "self-test"
   python3 -m sitegen.rerun --self-test --json >"$OUT/selftest.json" 2>"$OUT/selftest.log" || rc=1
@@ -46,9 +42,15 @@ if [[ " $steps " == *" sweep "* ]]; then
     stamp "sweep $dtype"
     python3 -m sitegen.rerun --dtype "$dtype" --out "$dest" --records records --json \
       >"$OUT/sweep_$dtype.json" 2>"$OUT/sweep_$dtype.log" || rc=1
-    grep -E "noisy|stopped by budget|wrote|Error|refus" "$OUT/sweep_$dtype.log" | tail -4
+    grep -E "wrote|Error|refus" "$OUT/sweep_$dtype.log" | tail -3
+    # Packed after each dtype, so a call cut short still returns what was measured.
+    tar -czf "$OUT/sweep_records.tgz" -C "$dest" .
   done
-  tar -czf "$OUT/sweep_records.tgz" -C "$dest" .
+fi
+if [[ " $steps " == *" tests "* ]]; then
+  stamp "GPU tests: kernels and rerun"
+  python3 -m pytest -q -p no:cacheprovider tests/kernels/test_jsd_gpu.py tests/rerun --ignore=tests/rerun/test_rerun_interpret.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 fi
 stamp "done (rc $rc)"
 exit $rc
