@@ -229,3 +229,9 @@ def test_an_honest_call_shows_no_speed_up_on_repeated_input():
 
     out = collect(Clock("cpu"), Honest(3), min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
     assert integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
+
+
+def test_exclusive_gpu_flags_a_process_that_is_not_ours():
+    assert integrity.exclusive([0, 1, 1], [0, 1, 1])["passed"]
+    assert not integrity.exclusive([0, 2, 1], [0, 1, 1])["passed"]
+    assert not integrity.exclusive([0, None], [0, 1])["passed"]  # unknown is never a pass
