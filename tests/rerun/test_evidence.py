@@ -17,7 +17,7 @@ pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
 from sitegen.rerun.gate import gate_workload  # noqa: E402
 from sitegen.rerun.passes import PassRunner  # noqa: E402
-from sitegen.rerun.selftest import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest  # noqa: E402
+from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest  # noqa: E402
 from sitegen.rerun.timing import Clock, collect  # noqa: E402
 
 CUDA = torch.cuda.is_available()
@@ -92,7 +92,7 @@ def test_a_cheat_honest_only_while_gated_is_caught_in_its_timed_calls():
 
 
 def test_rows_move_between_calls_so_an_identity_cache_returns_wrong_gradients():
-    from sitegen.rerun.selftest import IdentityCache
+    from sitegen.rerun.cheats import IdentityCache
 
     check = _timed(IdentityCache())["timedCheck"]
     assert check["gradientFailures"] > 0
