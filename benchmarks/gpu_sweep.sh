@@ -11,6 +11,11 @@
 # under runs/, environments/, protocols/, ... as `sitegen rerun --out` lays them out; unpack
 # into records/ and run `sitegen lock records`). Logs and --json summaries go to $OUT:
 # gpu_tests.log, selftest.log, selftest.json, sweep_fp32.{log,json}, sweep_bf16.{log,json}.
+#
+# Expected on one H200 (estimated from the validation calls in benchmarks/results/rerun_h200_h18/,
+# not yet run end to end): install ~10 s, self-test ~25 s, sweep ~230-250 s per dtype, tests
+# ~90 s: about 9.5-10 minutes. Give the call timeout_s=600; if it is cut, the tests are what
+# is lost (run `bash benchmarks/gpu_sweep.sh /tmp/r tests` alone, ~2 min).
 set -uo pipefail
 dest=${1:?usage: gpu_sweep.sh RECORDS_DIR [STEPS]}
 steps=${2:-selftest sweep tests}
