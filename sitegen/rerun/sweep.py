@@ -165,6 +165,7 @@ def run(opts: Options) -> dict[str, Any]:
     # A rehearsal at other sizes is no rerun of the record: it is not linked to it.
     rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like and opts.verdict else None
     max_sm_mhz = gpustate.max_sm_mhz(facts)
+    bounds = protocol.settings(proto, opts.interpret)["rtol"]
     runs, summary_rows, measured = [], [], 0
     for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
         wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
@@ -174,7 +175,7 @@ def run(opts: Options) -> dict[str, Any]:
         measured += any("samplesNs" in p for p in per)  # timed, whatever the checks then said
         result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
-                         max_sm_mhz=max_sm_mhz)
+                         max_sm_mhz=max_sm_mhz, rtol=bounds.get(case.workload.dtype))
         digests = {"implementationDigest": impl_digests[case.impl], "workloadDigest": document_digest(wdoc), **fixed}
         doc = records.run_doc(case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
                               instance=inst, dry_run=opts.interpret, command=_command(case, opts),

@@ -20,7 +20,7 @@ LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
 # Which integrity check each protocol field promises.
 CHECK_OF_FIELD = {
     "roofline": "roofline", "repeatedInputMaxSpeedup": "repeated_input", "throttleCheck": "throttle",
-    "exclusiveGpu": "exclusive_gpu",
+    "exclusiveGpu": "exclusive_gpu", "timedOutputCheck": "timed_output",
 }
 
 

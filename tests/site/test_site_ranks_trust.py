@@ -148,7 +148,7 @@ def _as_like_rerun_under_ligers_protocol(root, checks):
 
 
 def test_a_like_rerun_missing_a_check_names_it_as_the_reason(registry_copy, tmp_path):
-    _as_like_rerun_under_ligers_protocol(registry_copy, ["roofline", "host_timed", "throttle", "exclusive_gpu"])
+    _as_like_rerun_under_ligers_protocol(registry_copy, ["roofline", "timed_output", "host_timed", "throttle", "exclusive_gpu"])
     facts = _levels(registry_copy)[LIGER]
     assert facts.level == "Reported"  # the fixture's Liger revision names no version, so not Reproducible either
     assert facts.level_reason == "not Verified: the repeated_input check was not run under the liger_kernel_bench protocol"
@@ -160,7 +160,7 @@ def test_a_like_rerun_missing_a_check_names_it_as_the_reason(registry_copy, tmp_
 
 
 def test_a_like_rerun_that_passed_every_check_is_verified(registry_copy):
-    _as_like_rerun_under_ligers_protocol(registry_copy, ["roofline", "repeated_input", "host_timed", "throttle", "exclusive_gpu"])
+    _as_like_rerun_under_ligers_protocol(registry_copy, ["roofline", "timed_output", "repeated_input", "host_timed", "throttle", "exclusive_gpu"])
     facts = _levels(registry_copy)[LIGER]
     assert (facts.level, facts.level_reason) == ("Verified", None)
     assert facts.harness == "Liger-Kernel benchmark scripts"  # still named truthfully
