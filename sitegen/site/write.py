@@ -14,16 +14,19 @@ import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
+MAX_MARKER_BYTES = 256 * 1024 * 1024
 
 
 def _read_marker(out: Path) -> list[str] | None:
+    # Through read_regular: a marker that is a FIFO or a link to /dev/zero is no marker.
     try:
-        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(out / MARKER, MAX_MARKER_BYTES).decode("utf-8"))
         files = data["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (InputError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         return None
