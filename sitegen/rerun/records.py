@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import layout
-from sitegen.atomicwrite import write_new
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog
@@ -136,10 +135,11 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
     return sorted(writes.items())
 
 
-def write_all(writes: list[tuple[Path, bytes]]) -> list[str]:
-    """Create each file atomically (write_new): a file appears whole or not at all."""
-    done = []
-    for path, data in writes:
-        write_new(path, data)
-        done.append(str(path))
-    return done
+def write_all(out: Path, writes: list[tuple[Path, bytes]]) -> list[str]:
+    """Create every file in one registry transaction: all of them appear, or none."""
+    from sitegen.transaction import registry_transaction
+
+    with registry_transaction(out) as txn:
+        for path, data in writes:
+            txn.write(path.relative_to(out).as_posix(), data, new=True)
+    return [str(path) for path, _ in writes]

@@ -166,7 +166,7 @@ def run(opts: Options) -> dict[str, Any]:
                              "status": result["status"], "medianNs": median,
                              "file": records.path_of(doc)})
     unique = {document_digest(d): d for d in shared}
-    written = records.write_all(records.plan_writes(opts.out, list(unique.values()), runs))
+    written = records.write_all(opts.out, records.plan_writes(opts.out, list(unique.values()), runs))
     summary: dict[str, Any] = {
         "ok": True, "product": product, "runs": summary_rows, "written": len(written),
         "unavailable": {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")},

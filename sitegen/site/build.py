@@ -88,14 +88,18 @@ def with_base_url(config: Config, base_url: str) -> Config:
     return config.model_copy(update={"site": site})
 
 
-def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False) -> BuildResult:
-    """Build the static site of the registry at ``records`` into ``out``."""
+def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
+               unlocked: bool = False) -> BuildResult:
+    """Build the static site of the registry at ``records`` into ``out``.
+
+    A registry without digests.lock is refused unless ``unlocked``.
+    """
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     check_output(out)
-    registry = open_registry(records)
+    registry = open_registry(records, require_lock=not unlocked)
     config = load_config(records)
     if base_url:
         config = with_base_url(config, base_url)

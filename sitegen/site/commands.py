@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP
+from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -35,7 +35,8 @@ class AttestKind(click.Choice):
               help="Output folder; replaced only if sitegen built it.")
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool) -> None:
+@UNLOCKED
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, unlocked: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -50,8 +51,10 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         raise bad_base_url()
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
+    if unlocked:
+        warn_unlocked(records)
     started = time.perf_counter()
-    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, unlocked=unlocked)
     elapsed = time.perf_counter() - started
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 
