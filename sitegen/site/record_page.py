@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -225,11 +226,13 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         measurements=S.measurements(facts), protocol=S.protocol(facts), environment=S.environment(facts),
         integrity=S.integrity(facts), artifacts=S.artifacts(facts), verdicts=_verdicts(facts, index),
         notes=_notes(facts),
-        attest_command=(
-            f"sitegen attest {facts.name} --kind reproduced "
-            f"--value '{units.show(facts.value, facts.unit) if facts.value is not None else '…'}' "
-            "--note 'What you ran and where'"
-        ),
+        # Quoted part by part: the value's unit comes from the record, and a pasted command
+        # must never run anything a record put there.
+        attest_command=shlex.join([
+            "sitegen", "attest", facts.name, "--kind", "reproduced",
+            "--value", units.show(facts.value, facts.unit) if facts.value is not None else "…",
+            "--note", "What you ran and where",
+        ]),
         tracker=tracker, manifest=manifest_text(facts, index),
         citation=cite_run(title=title, site_title=site.title, publisher=publisher, permalink=permalink,
                           digest=facts.digest, observed=facts.observed),
