@@ -13,13 +13,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from sitegen.digest import document_digest
+from sitegen.lockfile import LOCK_NAME  # noqa: F401  (re-exported)
 from sitegen.migrate import migrate
 from sitegen.model import BUNDLE_KINDS, KINDS, Document
 from sitegen.model.common import PATTERN_HELP
 from sitegen.problems import InputError, Problem, json_path
 from sitegen.strictjson import read_file
 
-LOCK_NAME = "digests.lock"
 
 
 @dataclass(frozen=True)

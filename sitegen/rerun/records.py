@@ -136,10 +136,19 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
 
 
 def write_all(out: Path, writes: list[tuple[Path, bytes]]) -> list[str]:
-    """Create every file in one registry transaction: all of them appear, or none."""
+    """Create every file, and add them to digests.lock if there is one, in one registry transaction."""
+    import json
+
+    from sitegen.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
     from sitegen.transaction import registry_transaction
 
     with registry_transaction(out) as txn:
+        locked = read_lock(out)
         for path, data in writes:
             txn.write(path.relative_to(out).as_posix(), data, new=True)
+            if locked is not None:
+                doc = json.loads(data)
+                locked[f"{doc['kind']}/{doc['metadata']['name']}"] = document_digest(doc)
+        if locked is not None and writes:
+            txn.write(LOCK_NAME, checked_lock_bytes(out, locked))
     return [str(path) for path, _ in writes]
