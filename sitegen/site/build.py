@@ -109,6 +109,9 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     try:
         _write_pages(index, renderer, writer)
         writer.commit()
+    except OSError as exc:
+        writer.abort()
+        raise writer.problem(exc) from None
     except BaseException:
         writer.abort()
         raise

@@ -111,6 +111,13 @@ class SiteWriter:
             handle.write(data)
         self.files.append(relative)
 
+    def problem(self, exc: OSError) -> InputError:
+        """A failed write (a full disk) as one line naming the file in ``out``, not the staging path."""
+        where = str(exc.filename or self.out)
+        if where.startswith(str(self.tmp)):
+            where = str(self.out) + where[len(str(self.tmp)):]
+        return InputError([Problem(where, "$", f"cannot write: {exc.strerror or exc}")])
+
     def abort(self) -> None:
         # The temporary folder and all in it are sitegen's own, created by this build.
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -27,3 +27,31 @@ def test_killed_build_leaves_a_complete_site_and_no_leftovers(tmp_path):
     trials = build_trials(tmp_path, SAMPLES)
     failed = [t for t in trials if not t.ok]
     assert len(trials) == SAMPLES and not failed, failed
+
+
+def test_full_disk_in_a_build_names_the_output_file_and_keeps_the_old_site(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from click.testing import CliRunner
+
+    import sitegen.site.write as write
+    from faults import FIXTURE, snapshot
+    from sitegen.cli import main
+
+    out = tmp_path / "site"
+    assert CliRunner().invoke(main, ["build", "--records", str(FIXTURE), "--out", str(out)]).exit_code == 0
+    before = snapshot(out)
+    original, calls = write.SiteWriter.add, []
+
+    def add(self, relative, data):
+        calls.append(relative)
+        if len(calls) == 5:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.tmp / relative))
+        return original(self, relative, data)
+
+    monkeypatch.setattr(write.SiteWriter, "add", add)
+    result = CliRunner().invoke(main, ["build", "--records", str(FIXTURE), "--out", str(out)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == f"{out / calls[-1]}: $: cannot write: No space left on device"
+    assert snapshot(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
