@@ -127,7 +127,8 @@ def _blocked(root: Path, relative: str) -> str | None:
 
 def recover(root: Path) -> None:
     """Finish or undo an interrupted transaction, if any; cheap when there is none."""
-    if not (root / JOURNAL).exists():
+    # Inside this process's own transaction the journal is the one being written.
+    if not (root / JOURNAL).exists() or root.resolve() in _held:
         return
     with writer_lock(root):
         if (root / JOURNAL).exists():

@@ -5,7 +5,7 @@ renameat2(RENAME_EXCHANGE) on Linux: ``--out`` names the old site or the new one
 instant, never nothing. Where the call is missing (other systems, some file systems) two
 renames do it, with a gap of a few microseconds; a build killed inside that gap leaves the
 old site as ``.X.previous-*``, which the next build puts back. The next build also removes
-every ``.X.building-*`` and ``.X.previous-*`` folder that no running build holds (each
+every ``.X.building-*``, ``.X.previous-*`` and ``.X.starting-*`` folder that no running build holds (each
 build holds an flock on its own folder). The marker file lists every file sitegen wrote, so a later build knows which
 files are its own: it refuses an output folder without a marker, and refuses to replace
 one holding files the marker does not list (someone put them there).
@@ -97,11 +97,9 @@ class SiteWriter:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             clean_leftovers(out)
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+            self._held, self.tmp = _new_staging(out)
         except OSError as exc:
             raise InputError([Problem(str(out), "$", f"cannot create the site beside it in {out.parent}: {exc.strerror or exc}")]) from None
-        # Held until commit or abort: it tells another build that this folder is alive.
-        self._held = _hold(self.tmp)
         self.files: list[str] = []
 
     def add(self, relative: str, data: bytes) -> None:
@@ -182,18 +180,39 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _hold(folder: Path) -> int | None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
+def _new_staging(out: Path) -> tuple[int, Path]:
+    """A fresh, locked ``.X.building-*`` folder beside ``out``.
+
+    Made as ``.X.starting-*``, locked, then renamed, so a .building- folder is always held
+    while its build lives. Another build's clean_leftovers may remove a .starting- folder
+    in the instant before it is locked; then this simply tries again.
+    """
+    for _ in range(10):
+        starting = Path(tempfile.mkdtemp(prefix=f".{out.name}.starting-", dir=out.parent))
+        try:
+            held = _hold(starting)
+        except FileNotFoundError:
+            continue
+        building = starting.with_name(starting.name.replace(".starting-", ".building-", 1))
+        try:
+            os.rename(starting, building)
+        except FileNotFoundError:
+            os.close(held)
+            continue
+        return held, building
+    raise OSError(errno.EAGAIN, "could not create a staging folder", str(out.parent))
+
+
+def _hold(folder: Path) -> int:
+    """Held until commit or abort: it tells another build that this folder is alive."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 
 
 def clean_leftovers(out: Path) -> None:
     """Remove the staging folders of killed builds of ``out``; put back a site lost in a gap."""
-    prefixes = (f".{out.name}.building-", f".{out.name}.previous-")
+    prefixes = (f".{out.name}.building-", f".{out.name}.previous-", f".{out.name}.starting-")
     try:
         entries = sorted(out.parent.iterdir())
     except OSError:
@@ -201,7 +220,10 @@ def clean_leftovers(out: Path) -> None:
     for folder in entries:
         if not folder.name.startswith(prefixes) or folder.is_symlink() or not folder.is_dir():
             continue
-        held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
         try:
             try:
                 fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -199,7 +199,7 @@ def registry_trials(name: str, tmp: Path, samples: int) -> list[Trial]:
 
 def build_trials(tmp: Path, samples: int) -> list[Trial]:
     """Kill a build that replaces an existing site; --out must hold the old or the new site."""
-    tmp.mkdir(parents=True)
+    tmp.mkdir(parents=True, exist_ok=True)
     root = _registry(tmp)
     old_out, new_out = tmp / "old" / "site", tmp / "new" / "site"
     assert CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(old_out)]).exit_code == 0
