@@ -72,3 +72,14 @@ def test_pasted_attest_command_runs_nothing_a_record_put_there(tmp_path):
     assert not marker.exists()
     args = args_file.read_text().splitlines()
     assert args[:5] == ["attest", RUN, "--kind", "reproduced", "--value"] and unit in args[5]
+
+
+def test_gpu_products_that_cannot_be_file_names_get_safe_unique_segments():
+    from sitegen.site.index import gpu_slugs
+
+    long_a, long_b = "NVIDIA " + "H" * 293, "NVIDIA " + "H" * 292 + "X"
+    segments = gpu_slugs({long_a, long_b, "CON", "NVIDIA H100"})
+    assert len(set(segments.values())) == 4
+    assert all(len(s.encode()) < 120 for s in segments.values())
+    assert segments["CON"] != "con" and segments["CON"].startswith("con-")
+    assert segments["NVIDIA H100"] == "nvidia-h100"
