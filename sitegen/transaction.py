@@ -183,6 +183,7 @@ def registry_transaction(root: Path) -> Iterator[Transaction]:
 
     It commits when the block ends normally; on any exception nothing staged lands.
     """
+    created = not root.exists()
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -198,3 +199,5 @@ def registry_transaction(root: Path) -> Iterator[Transaction]:
             # After a commit the journal is already gone; otherwise this is the rollback.
             if not (root / JOURNAL / COMMITTED).exists():
                 shutil.rmtree(root / JOURNAL, ignore_errors=True)
+    if created and not any(root.iterdir()):
+        root.rmdir()  # nothing landed: leave no empty registry folder behind
