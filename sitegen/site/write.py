@@ -5,10 +5,12 @@ renameat2(RENAME_EXCHANGE) on Linux: ``--out`` names the old site or the new one
 instant, never nothing. Where the call is missing (other systems, some file systems) two
 renames do it, with a gap of a few microseconds; a build killed inside that gap leaves the
 old site as ``.X.previous-*``, which the next build puts back. The next build also removes
-every ``.X.building-*``, ``.X.previous-*`` and ``.X.starting-*`` folder that no running build holds (each
-build holds an flock on its own folder). The marker file lists every file sitegen wrote, so a later build knows which
-files are its own: it refuses an output folder without a marker, and refuses to replace
-one holding files the marker does not list (someone put them there).
+every ``.X.building-*``, ``.X.previous-*`` and ``.X.starting-*`` folder that no running
+build holds (each build holds an flock on its own folder).
+
+The marker file lists every file sitegen wrote, so a later build knows which files are
+its own: it refuses an output folder without a marker, and refuses to replace one holding
+files the marker does not list (someone put them there).
 """
 
 from __future__ import annotations
