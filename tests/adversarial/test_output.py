@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import bibtexparser
 import yaml
 from click.testing import CliRunner
 
-from hostile import FIXTURE, RUN, registry
+from hostile import RUN, registry
 from sitegen.cli import main
 
 INJECTED_URL = "https://example.org/}},note={INJECTED"
