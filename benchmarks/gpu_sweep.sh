@@ -52,6 +52,14 @@ if [[ " $steps " == *" sweep "* ]]; then
     tar -czf "$OUT/sweep_records.tgz" -C "$dest" .
   done
 fi
+if [[ " $steps " == *" like "* ]]; then
+  # The seed record (Liger 0.8.0 on a B200) re-measured under its own do_bench protocol.
+  stamp "--like the seed record"
+  python3 -m sitegen.rerun --like liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29 \
+    --out "$dest" --records records --json >"$OUT/like_seed.json" 2>"$OUT/like_seed.log" || rc=1
+  tail -3 "$OUT/like_seed.log"
+  tar -czf "$OUT/sweep_records.tgz" -C "$dest" .
+fi
 if [[ " $steps " == *" tests "* ]]; then
   stamp "GPU tests: kernels and rerun"
   python3 -m pytest -q -p no:cacheprovider tests/kernels/test_jsd_gpu.py tests/rerun --ignore=tests/rerun/test_rerun_interpret.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -5

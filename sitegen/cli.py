@@ -86,22 +86,37 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
     click.echo(f"{len(records)} document(s) valid.", err=True)
 
 
+UNLOCKED = click.option("--unlocked", is_flag=True,
+                        help="Accept a registry without digests.lock (edits to specs then go unnoticed).")
+
+
+def warn_unlocked(root: Path) -> None:
+    from sitegen.loader import LOCK_NAME
+
+    if root.is_dir() and not (root / LOCK_NAME).exists():
+        click.echo(f"{root}: warning: no {LOCK_NAME}; --unlocked, so an edited spec cannot be detected", err=True)
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
+@UNLOCKED
 @json_option
-def verify(paths: tuple[Path, ...], as_json: bool) -> None:
+def verify(paths: tuple[Path, ...], unlocked: bool, as_json: bool) -> None:
     """Recompute every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
+    A folder without digests.lock is refused unless --unlocked is given.
     """
     from sitegen.registry import open_registry
 
     total = 0
     problems: list[Problem] = []
     for root in list(paths) or [Path("records")]:
+        if unlocked:
+            warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=True).records)
+            total += len(open_registry(root, require_lock=not unlocked).records)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -182,10 +197,16 @@ def lock(root: Path, as_json: bool) -> None:
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
     """
     from sitegen.loader import LOCK_NAME
-    from sitegen.registry import lock_contents, open_registry
+    from sitegen.registry import checked_lock_bytes, lock_key, open_registry
+    from sitegen.transaction import registry_transaction
 
-    registry = open_registry(root, check_lock_file=False)
-    _write(root / LOCK_NAME, lock_contents(registry))
+    if not root.is_dir():
+        raise InputError([Problem(str(root), "$", "no such registry folder")])
+    with registry_transaction(root) as txn:
+        registry = open_registry(root, check_lock_file=False)
+        data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
+        if txn.read(LOCK_NAME) != data:
+            txn.write(LOCK_NAME, data)
     report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
 

@@ -14,6 +14,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationError
 
+from sitegen.inputfile import read_regular
 from sitegen.model.common import Day, HttpUrl, Short, Strict
 from sitegen.problems import InputError, Problem, json_path
 
@@ -75,28 +76,38 @@ class Config(Strict):
     """Datasheet facts by GPU product name."""
 
 
+MAX_TOML_BYTES = 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict:
+    data = read_regular(path, MAX_TOML_BYTES)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem(str(path), "$", f"invalid UTF-8 at byte {exc.start}")]) from None
+    except tomllib.TOMLDecodeError as exc:
         raise InputError([Problem(str(path), "$", f"invalid TOML: {exc}")]) from None
+    except RecursionError:
+        raise InputError([Problem(str(path), "$", "invalid TOML: nesting too deep")]) from None
+    except ValueError as exc:
+        # tomllib turns digits into int() directly: past 4,300 digits that is a ValueError.
+        raise InputError([Problem(str(path), "$", f"invalid TOML: {str(exc).split(';')[0]}")]) from None
 
 
 def _validate(model: type[Strict], data: dict, file: Path, prefix: tuple = ()) -> Strict:
+    from sitegen.loader import validation_problems
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError([
-            Problem(str(file), json_path([*prefix, *e["loc"]]), "unknown setting" if e["type"] == "extra_forbidden" else e["msg"])
-            for e in exc.errors(include_url=False)
-        ]) from None
+        raise InputError(validation_problems(exc, str(file), prefix, extra="unknown setting")) from None
 
 
 def load_config(root: Path) -> Config:
     """Read ``root/sitegen.toml`` and ``root/sources/*.toml``; defaults where absent."""
     site = Site()
     config_file = root / CONFIG_NAME
-    if config_file.exists():
+    if config_file.exists() or config_file.is_symlink():
         data = _read_toml(config_file)
         unknown = sorted(set(data) - {"site"})
         if unknown:
@@ -104,6 +115,8 @@ def load_config(root: Path) -> Config:
         site = _validate(Site, data.get("site", {}), config_file, ("site",))
     sources = {}
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
+        if file.name.startswith("."):
+            continue
         sources[file.stem] = _validate(Source, _read_toml(file), file)
     gpus = {}
     gpus_file = root / GPUS_NAME

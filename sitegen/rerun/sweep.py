@@ -194,12 +194,7 @@ def run(opts: Options) -> dict[str, Any]:
     unique = {document_digest(d): d for d in shared}
     writes = records.plan_writes(out, list(unique.values()), runs)
     fresh = not out.exists() or not any(out.iterdir())
-    written = records.write_all(writes)
-    if opts.interpret:
-        # A dry run proves nothing, so there is nothing to review: lock it at once, so that
-        # a registry holding it still builds and verifies.
-        records.lock_written(out, [d for d in [*unique.values(), *runs] if str(out / records.path_of(d)) in written],
-                             create=fresh)
+    written = records.write_all(out, writes, create_lock=opts.interpret and fresh)
     summary: dict[str, Any] = {
         "ok": True, "product": product, "runs": summary_rows, "written": len(written), "out": str(out),
         "scratch": opts.out is None, "unavailable": unavailable,

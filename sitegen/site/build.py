@@ -98,8 +98,11 @@ def with_base_url(config: Config, base_url: str) -> Config:
 
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
-               progress: Progress | None = None, search: bool = False) -> BuildResult:
-    """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it."""
+               progress: Progress | None = None, search: bool = False, unlocked: bool = False) -> BuildResult:
+    """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
+
+    A registry without digests.lock is refused unless ``unlocked``.
+    """
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
@@ -107,7 +110,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     check_output(out)
     progress.stage("loading and checking records")
-    registry = open_registry(records)
+    registry = open_registry(records, require_lock=not unlocked)
     config = load_config(records)
     if base_url:
         config = with_base_url(config, base_url)
@@ -124,6 +127,9 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             index_site(writer.tmp, writer)
         progress.stage("writing files")
         writer.commit()
+    except OSError as exc:
+        writer.abort()
+        raise writer.problem(exc) from None
     except BaseException:
         writer.abort()
         raise

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP
+from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -42,7 +42,9 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--quiet", is_flag=True, help="No progress display on stderr (shown only on a terminal, for builds over 2 s).")
 @click.option("--search/--no-search", default=True, show_default=True,
               help="Index the pages with Pagefind and put a search box on every page.")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool) -> None:
+@UNLOCKED
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
+          unlocked: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -58,10 +60,12 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         raise bad_base_url()
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
+    if unlocked:
+        warn_unlocked(records)
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
         result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
-                            search=search)
+                            search=search, unlocked=unlocked)
     elapsed = time.perf_counter() - started
     click.echo(f"built {result.runs} run page(s), {result.files} file(s) into {out} in {elapsed:.1f} s", err=True)
 

@@ -72,7 +72,7 @@ def gpu_slugs(products: set[str]) -> dict[str, str]:
     segments = {}
     for base, group in by_slug.items():
         for product in group:
-            segments[product] = base if base and len(group) == 1 else _hashed(base or "gpu", product)
+            segments[product] = base if _plain(base) and len(group) == 1 else _hashed(base[:MAX_SLUG] or "gpu", product)
     # A hashed segment could in principle equal another product's plain slug (a name
     # ending in the same 8 hex): then that product is hashed as well.
     taken = {segment for product, segment in segments.items() if segment != slug(product)}
@@ -80,6 +80,17 @@ def gpu_slugs(products: set[str]) -> dict[str, str]:
         if segment in taken and segment == slug(product):
             segments[product] = _hashed(segment, product)
     return segments
+
+
+# A product may be 300 characters; a path segment must stay under 255 bytes.
+MAX_SLUG = 100
+
+
+def _plain(base: str) -> bool:
+    """A slug usable as it is: not empty, not too long, not a Windows device name."""
+    from sitegen.model.common import WINDOWS_DEVICES
+
+    return bool(base) and len(base) <= MAX_SLUG and base not in WINDOWS_DEVICES
 
 
 def _hashed(base: str, product: str) -> str:

@@ -79,19 +79,29 @@ def attest(
     author: str, day: str | None,
 ) -> Path:
     """Write an Attestation on a run into ``root/attestations/`` and refresh the lock."""
-    from sitegen.atomicwrite import write_new
+    from sitegen.registry import open_registry
+    from sitegen.transaction import registry_transaction
+
+    # Read, decide and write under the registry's writer lock: two attests at once would
+    # otherwise both build their lock from the same old one, and one note would drop out.
+    with registry_transaction(root) as txn:
+        return _attest(txn, open_registry(root), ref, kind=kind, value=value, note=note, link=link, author=author, day=day)
+
+
+def _attest(txn, registry, ref: str, *, kind: str, value: str | None, note: str | None, link: str | None,
+            author: str, day: str | None) -> Path:
     from sitegen.importers.registrywrite import write_lock
     from sitegen.layout import render
     from sitegen.loader import validate_document
     from sitegen.model import API_VERSION
-    from sitegen.registry import lock_key, open_registry
+    from sitegen.registry import lock_key
 
     from sitegen.site.index import primary
     from sitegen.site.observedvalue import normalize
 
     if value is None and not (note and note.strip()):
         raise InputError([Problem("--note", "$", "a note needs --value or --note: with neither it says nothing")])
-    registry = open_registry(root)
+    root = txn.root
     run = find_run(registry, ref)
     if value is not None:
         statistic = registry.by_digest[run.model.spec.protocolDigest].model.spec.measurement.primaryStatistic
@@ -114,9 +124,9 @@ def attest(
     same = registry.by_digest.get(record.digest)
     if same is not None:
         raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
-    write_new(path, render(document))
+    txn.write(f"{ATTESTATIONS_DIR}/{name}.json", render(document), new=True)
     # open_registry matched every document against the lock (or there was none), so the new
     # lock is the registry's records plus this note: no second load of the whole registry.
     locked = {lock_key(r): r.digest for r in registry.records}
-    write_lock(root, {**locked, lock_key(record): record.digest})
+    write_lock(txn, {**locked, lock_key(record): record.digest})
     return path

@@ -322,11 +322,13 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         measurements=S.measurements(facts), protocol=S.protocol(facts), environment=S.environment(facts),
         integrity=S.integrity(facts), artifacts=S.artifacts(facts), verdicts=_verdicts(facts, index),
         notes=_notes(facts),
-        attest_command=(
-            f"sitegen attest {facts.name} --kind reproduced "
-            f"--value '{units.show(facts.value, facts.unit) if facts.value is not None else '…'}' "
-            "--note 'What you ran and where'"
-        ),
+        # Quoted part by part: the value's unit comes from the record, and a pasted command
+        # must never run anything a record put there.
+        attest_command=shlex.join([
+            "sitegen", "attest", facts.name, "--kind", "reproduced",
+            "--value", units.show(facts.value, facts.unit) if facts.value is not None else "…",
+            "--note", "What you ran and where",
+        ]),
         tracker=tracker, manifest=manifest, manifest_shown=manifest_text(facts, index, shown=True) if sampled else manifest,
         samples_file=samples_path(facts.name) if sampled else None,
         charts=[c for c in (samples_chart(facts), history_chart(facts, index)) if c is not None],
