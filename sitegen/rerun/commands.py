@@ -77,7 +77,14 @@ def cohort_table(rows: list[dict]) -> list[str]:
               help="Processes the measurement is repeated in (--like: as the record's protocol says).")
 @click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
-def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, as_json):
+@click.option("--ray", "ray_address", metavar="ADDRESS",
+              help="Run on a Ray cluster's GPUs: 'auto' (a running cluster), 'local' (start one here) or its address.")
+@click.option("--gpus", "products", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
+@click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --ray: distinct GPUs of each product that measure every case.")
+def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, as_json,
+          ray_address, products, replicas):
     """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
 
     Every implementation first passes a correctness gate against a float64 reference; each
@@ -111,10 +118,15 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
                             dtypes or C.DEFAULT_DTYPES)
         passes = passes or C.PASSES
         impls = impls or (C.INTERPRET_IMPLEMENTATIONS if interpret else C.IMPLEMENTATIONS)
+    if (products or replicas > 1) and not ray_address:
+        raise click.UsageError("--gpus and --replicas need --ray")
+    opts = Options(loads=loads, passes=passes, impls=impls, out=out, records=records,
+                   interpret=interpret, processes=processes, like=like_plan)
+    if ray_address:
+        _fleet(ray_address, opts, products, replicas, as_json)
     if not interpret:
         _require_cuda()
-    summary = run(Options(loads=loads, passes=passes, impls=impls, out=out, records=records,
-                          interpret=interpret, processes=processes, like=like_plan))
+    summary = run(opts)
     for line in cohort_table(summary["runs"]):
         click.echo(line, err=True)
     for impl, reason in sorted(summary["unavailable"].items()):
@@ -126,6 +138,25 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
     click.echo(f"wrote {summary['written']} file(s) into {out} in {summary['elapsedS']} s", err=True)
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _fleet(address, opts, products, replicas, as_json) -> None:
+    from sitegen.rerun import fleetreport
+    from sitegen.rerun.fleet import run_fleet
+
+    try:
+        summary = run_fleet(address, opts, products, replicas)
+    except KeyboardInterrupt:
+        click.echo(f"cancelled: outstanding tasks stopped; nothing written into {opts.out}", err=True)
+        sys.exit(130)
+    for line in fleetreport.lines(summary["cases"]):
+        click.echo(line, err=True)
+    for gpu, verdict in sorted(summary.get("verdicts", {}).items()):
+        click.echo(f"verdict on {gpu}: {verdict}", err=True)
+    click.echo(f"wrote {summary['written']} file(s) into {opts.out} in {summary['elapsedS']} s", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    sys.exit(0 if summary["ok"] else 1)
 
 
 def _require_cuda() -> None:
