@@ -10,7 +10,9 @@ every task has ended: Ctrl-C cancels the tasks and leaves --out as it was.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -149,6 +151,12 @@ def _write(tasks: list[Task], out: Path) -> int:
 def run_fleet(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int) -> dict[str, Any]:
     """Plan, run and write; returns the --json summary. KeyboardInterrupt leaves --out untouched."""
     t0 = time.monotonic()
+    # Ray prints its workers' deaths on stdout; stdout is --json's alone.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _run(address, opts, products, replicas, t0)
+
+
+def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int, t0: float) -> dict[str, Any]:
     ray = connect(address)
     try:
         from sitegen.rerun.fleettask import task
