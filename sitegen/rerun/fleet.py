@@ -175,7 +175,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
             elif replicas > 1:
                 from ray.util.placement_group import placement_group
 
-                bundle = {"GPU": 1, ACCELERATOR + product: PRODUCT_SHARE}
+                bundle = {"CPU": 1, "GPU": 1, ACCELERATOR + product: PRODUCT_SHARE}  # what a task asks for
                 fleet.groups[product] = placement_group([bundle] * replicas, strategy="SPREAD")
             tasks += [Task(product, r, w) for w in opts.loads for r in range(replicas)]
         progress = Progress(tasks)

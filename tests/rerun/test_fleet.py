@@ -145,3 +145,44 @@ def test_sigint_to_the_driver_leaves_out_as_it_was(cluster, tmp_path):
     assert proc.returncode == 130, "".join(lines) + stderr
     assert "nothing written" in stderr
     assert snapshot(out) == before
+
+
+def test_replicas_measure_on_distinct_gpus_and_too_few_gpus_are_refused(cluster, tmp_path):
+    c, _ = cluster
+    out = tmp_path / "out"
+    proc = driver([*CASES, "--impl", "sitegen", "--ray", c.address, "--gpus", "TESTA,TESTB", "--replicas", "2", "--json"], out)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1 and stdout, stderr  # not every case was measured
+    rows = json.loads(stdout)["cases"]
+    a = [r for r in rows if r["product"] == "TESTA"]
+    assert [r["outcome"] for r in a] == ["measured", "measured"]
+    assert len({r["gpu"] for r in a}) == 2
+    b = [r for r in rows if r["product"] == "TESTB"]
+    assert [(r["outcome"], r["reason"]) for r in b] == [
+        ("refused", "--replicas 2 needs 2 GPUs of TESTB; the cluster has 1")] * 2
+    assert "TESTB #1 tokens 4 vocab 64 fp32 forward sitegen: refused (--replicas 2 needs 2 GPUs" in stderr
+    assert sorted(r["file"] for r in a) == sorted(str(p.relative_to(out)) for p in out.glob("runs/jsd/*.json"))
+
+
+def test_the_driver_needs_no_torch_and_names_a_missing_product(cluster, tmp_path):
+    c, _ = cluster
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    for name in ("torch", "triton"):
+        (blocker / f"{name}.py").write_text("raise ImportError('blocked for this test')\n")
+    result = subprocess.run([sys.executable, "-m", "sitegen", "rerun", *CASES, "--ray", c.address, "--gpus", "H900",
+                             "--out", str(tmp_path / "out")],
+                            env={**os.environ, "PYTHONPATH": str(blocker)}, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "--gpus: $: no GPU of product H900 in the cluster (it has TESTA, TESTB)\n" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_gpus_and_replicas_need_ray(tmp_path):
+    from click.testing import CliRunner
+
+    from sitegen.cli import main
+
+    result = CliRunner().invoke(main, ["rerun", *CASES, "--gpus", "H100", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--gpus and --replicas need --ray" in result.output
