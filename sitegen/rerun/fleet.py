@@ -25,6 +25,8 @@ from sitegen.rerun.sweep import Options
 
 ACCELERATOR = "accelerator_type:"
 RETRIES = 2
+CANCEL_WAIT_S = 20.0
+STRANDED_CHECK_S = 5.0
 # Enough of the accelerator resource to place a task on a product, little enough that every GPU
 # of the node can hold a task at once.
 PRODUCT_SHARE = 0.001
@@ -131,13 +133,37 @@ class Fleet:
         t.state, t.outcome = "done", item["outcome"]
         progress.event(t, "refused: " + "; ".join(t.outcome["refused"]) if "refused" in t.outcome else "measured")
 
+    def stranded(self, progress: Progress) -> None:
+        """Queued tasks whose product has no live GPU left (or too few for their placement group)
+        would wait forever: they are lost."""
+        live = gpus_by_product(self.ray)
+        for gen, t in list(self.active.items()):
+            need = len(self.groups[t.product].bundle_specs) if t.product in self.groups else 1
+            if t.state == "queued" and live.get(t.product, 0) < need:
+                self.ray.cancel(gen)
+                del self.active[gen]
+                t.state, t.outcome = "done", {"lost": f"no live GPU of {t.product} left to run on"}
+                progress.event(t, f"not measured: {t.outcome['lost']}")
+
     def cancel(self) -> None:
-        for gen in list(self.active):
+        """Interrupt every outstanding task and give each a moment to stop its measuring process
+        (the task sees KeyboardInterrupt, as a local rerun sees Ctrl-C)."""
+        pending = list(self.active)
+        self.active.clear()
+        for gen in pending:
             try:
                 self.ray.cancel(gen)
             except Exception:  # already ended or its node gone: nothing left to stop
                 pass
-        self.active.clear()
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        while pending and time.monotonic() < deadline:
+            ready, pending = self.ray.wait(pending, num_returns=1, timeout=0.5)
+            for gen in ready:
+                try:
+                    self.ray.get(next(gen))
+                    pending.append(gen)  # an item already on its way; the end follows
+                except Exception:  # cancelled, ended or lost: this task has stopped
+                    pass
 
 
 def _write(tasks: list[Task], out: Path) -> int:
@@ -187,10 +213,14 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
                 fleet.submit(t)
                 progress.event(t, "queued")
         try:
+            checked = time.monotonic()
             while fleet.active:
                 ready, _ = ray.wait(list(fleet.active), num_returns=1, timeout=1.0)
                 for gen in ready:
                     fleet.step(gen, progress)
+                if not ready and time.monotonic() - checked > STRANDED_CHECK_S:
+                    fleet.stranded(progress)
+                    checked = time.monotonic()
         except KeyboardInterrupt:
             fleet.cancel()
             raise

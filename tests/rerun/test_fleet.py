@@ -131,7 +131,21 @@ def test_a_killed_worker_is_retried_on_another_gpu_of_its_product(cluster, tmp_p
     assert len([d for d in documents(out) if d["kind"] == "BenchmarkRun"]) == 2
 
 
-def test_sigint_to_the_driver_leaves_out_as_it_was(cluster, tmp_path):
+def children(pid: int) -> set[int]:
+    try:
+        return {int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()}
+    except (FileNotFoundError, ProcessLookupError):
+        return set()
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_sigint_to_the_driver_leaves_out_as_it_was_and_stops_the_measuring(cluster, tmp_path):
     c, _ = cluster
     out = tmp_path / "out"
     out.mkdir()
@@ -139,12 +153,21 @@ def test_sigint_to_the_driver_leaves_out_as_it_was(cluster, tmp_path):
     before = snapshot(out)
     proc = driver([*CASES, "--ray", c.address], out)
     lines: list[str] = []
-    wait_for_line(proc, ": running on ", lines)
+    running = wait_for_line(proc, ": running on ", lines)
+    task_pid = int(running.rsplit("pid ", 1)[1].rstrip(")\n"))
+    end = time.monotonic() + 120
+    while not (measuring := children(task_pid)) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert measuring, "the task never started a measuring process"
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, "".join(lines) + stderr
     assert "nothing written" in stderr
     assert snapshot(out) == before
+    end = time.monotonic() + 30
+    while any(alive(pid) for pid in measuring) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not any(alive(pid) for pid in measuring), "a measuring process outlived the cancelled task"
 
 
 def test_replicas_measure_on_distinct_gpus_and_too_few_gpus_are_refused(cluster, tmp_path):
