@@ -78,6 +78,20 @@ def wait_for_line(proc: subprocess.Popen, needle: str, lines: list[str], limit_s
     raise AssertionError(f"no {needle!r} in driver output:\n{''.join(lines)}")
 
 
+def children(pid: int) -> set[int]:
+    try:
+        return {int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()}
+    except (FileNotFoundError, ProcessLookupError):
+        return set()
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def test_two_products_write_what_a_local_rerun_writes(cluster, tmp_path):
     c, _ = cluster
     fleet_out, local_out = tmp_path / "fleet", tmp_path / "local"
@@ -116,7 +130,11 @@ def test_a_killed_worker_is_retried_on_another_gpu_of_its_product(cluster, tmp_p
     lines: list[str] = []
     first = wait_for_line(proc, ": running on ", lines)
     pid = int(first.rsplit("pid ", 1)[1].rstrip(")\n"))
+    end = time.monotonic() + 120
+    while not (measuring := children(pid)) and time.monotonic() < end:
+        time.sleep(0.2)
     os.kill(pid, signal.SIGKILL)
+    assert measuring, "the task never started a measuring process"
     stdout, rest = proc.communicate(timeout=600)
     stderr = "".join(lines) + rest
     assert proc.returncode == 0, stderr
@@ -129,20 +147,8 @@ def test_a_killed_worker_is_retried_on_another_gpu_of_its_product(cluster, tmp_p
     # Nothing half-written: every file is a whole document, no temporary file is left.
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]
     assert len([d for d in documents(out) if d["kind"] == "BenchmarkRun"]) == 2
-
-
-def children(pid: int) -> set[int]:
-    try:
-        return {int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()}
-    except (FileNotFoundError, ProcessLookupError):
-        return set()
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
+    # Ray ends a dead worker's children: the lost GPU is not left busy with an orphan.
+    assert not any(alive(p) for p in measuring)
 
 
 def test_sigint_to_the_driver_leaves_out_as_it_was_and_stops_the_measuring(cluster, tmp_path):
