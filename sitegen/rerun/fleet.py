@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -182,8 +183,15 @@ def run_fleet(address: str, opts: Options, products: tuple[str, ...] | None, rep
         return _run(address, opts, products, replicas, t0)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int, t0: float) -> dict[str, Any]:
     ray = connect(address)
+    # A batch system's SIGTERM (Slurm at the time limit) cancels as Ctrl-C does; set after
+    # ray.init, which installs a handler of its own.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         from sitegen.rerun.fleettask import task
 
@@ -228,6 +236,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
         written = _write(tasks, opts.out)
     finally:
         ray.shutdown()
+        signal.signal(signal.SIGTERM, previous)
     verdicts = {fleetreport.gpu_of(t.where): t.outcome["summary"]["verdict"]
                 for t in tasks if "verdict" in (t.outcome or {}).get("summary", {})}
     summary: dict[str, Any] = {
