@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import signal
+import socket
 import sys
 import time
 from dataclasses import replace
@@ -27,6 +28,7 @@ from sitegen.rerun.sweep import Options
 ACCELERATOR = "accelerator_type:"
 RETRIES = 2
 CANCEL_WAIT_S = 20.0
+PROBE_S = 5.0
 STRANDED_CHECK_S = 5.0
 # Enough of the accelerator resource to place a task on a product, little enough that every GPU
 # of the node can hold a task at once.
@@ -38,6 +40,7 @@ def connect(address: str) -> Any:
         raise InputError([Problem("ray", "$", "ray is not installed; pip install 'sitegen[fleet]'")])
     import ray
 
+    _probe(address)
     try:
         if address == "local":
             ray.init(include_dashboard=False, log_to_driver=False)
@@ -46,6 +49,17 @@ def connect(address: str) -> Any:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise InputError([Problem(f"--ray {address}", "$", f"cannot reach a Ray cluster: {str(exc)[:300]}")]) from None
     return ray
+
+
+def _probe(address: str) -> None:
+    """Refuse an address nothing listens on: ray.init would retry it without end."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # 'auto', 'local': Ray answers for these itself
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_S).close()
+    except OSError as exc:
+        raise InputError([Problem(f"--ray {address}", "$", f"cannot reach a Ray cluster there ({exc.strerror or exc})")]) from None
 
 
 def gpus_by_product(ray) -> dict[str, int]:
@@ -70,6 +84,9 @@ def _choose(found: dict[str, int], wanted: tuple[str, ...] | None, address: str)
 
 
 class Fleet:
+    """The outstanding tasks (Ray generator -> Task) and what to do when one reports, is lost or is
+    cancelled."""
+
     def __init__(self, ray, remote, opts: Options, site_toml: bytes | None):
         self.ray, self.remote, self.opts, self.site_toml = ray, remote, opts, site_toml
         self.groups: dict[str, Any] = {}  # product -> placement group (replicas > 1)
@@ -104,7 +121,9 @@ class Fleet:
             t.excluded.add(t.where["node"])
         node = None if t.product in self.groups else self.other_node(t)
         if t.attempts <= RETRIES and (node is not None or t.product in self.groups):
-            progress.event(t, f"lost ({reason}); retrying on another GPU of {t.product}")
+            # A replica keeps its bundle: Ray moves the bundle off a lost node, not off a lost worker.
+            where = "in its placement group bundle" if t.product in self.groups else f"on another GPU of {t.product}"
+            progress.event(t, f"lost ({reason}); retrying {where}")
             self.submit(t, node)
             return
         why = "no other GPU of this product left" if t.attempts <= RETRIES else f"{t.attempts} attempts"

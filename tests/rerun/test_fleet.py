@@ -215,3 +215,14 @@ def test_gpus_and_replicas_need_ray(tmp_path):
 
     result = CliRunner().invoke(main, ["rerun", *CASES, "--gpus", "H100", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--gpus and --replicas need --ray" in result.output
+
+
+def test_an_address_nothing_listens_on_is_one_clear_line(tmp_path):
+    from click.testing import CliRunner
+
+    from sitegen.cli import main
+
+    result = CliRunner().invoke(main, ["rerun", *CASES, "--ray", "127.0.0.1:1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.output.startswith("--ray 127.0.0.1:1: $: cannot reach a Ray cluster there (")
+    assert not (tmp_path / "out").exists()
