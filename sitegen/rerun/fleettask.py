@@ -52,6 +52,9 @@ def measure_group(opts: sweep.Options, site_toml: bytes | None, host: str | None
 def task(opts: sweep.Options, site_toml: bytes | None) -> Iterator[dict[str, Any]]:
     """The Ray task body: yields its placement first (so the driver knows where it runs), then
     the group's outcome."""
+    # Ray names its GPUs by index in CUDA_VISIBLE_DEVICES; in PCI bus order CUDA (the measuring
+    # processes) and NVML (the UUID and the busy/throttle checks) mean the same GPU by it.
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     where = placement(opts.interpret)
     yield {"where": where}
     # Under the interpreter there is no GPU UUID; the Ray node tells instances on one host apart.
