@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -83,6 +84,12 @@ def cohort_table(rows: list[dict]) -> list[str]:
 @click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit (writes nothing).")
 @click.option("--quiet", is_flag=True, help="No progress display and no per-case log lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+@click.option("--ray", "ray_address", metavar="ADDRESS",
+              help="Run on a Ray cluster's GPUs: 'auto' (a running cluster), 'local' (start one here) or its address.")
+@click.option("--gpus", "products", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
+@click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --ray: distinct GPUs of each product that measure every case.")
 def rerun(**options):
     """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
 
@@ -103,7 +110,7 @@ def rerun(**options):
 
 
 def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
-           as_json):
+           as_json, ray_address, products, replicas):
     from sitegen.rerun import selection
 
     if interpret:
@@ -147,6 +154,14 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         impls, left_out = choice.impls, choice.left_out
         for impl, why in left_out.items():
             click.echo(f"{impl}: left out ({why})", err=True)
+    if (products or replicas > 1) and not ray_address:
+        raise click.UsageError("--gpus and --replicas need --ray")
+    if ray_address:
+        # The driver writes once every task has ended, so it needs its folder now.
+        fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
+        _fleet(ray_address, Options(loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict),
+               products, replicas, as_json)
     if not interpret:
         _require_cuda()
     with Progress(enabled=wanted(quiet)) as progress:
@@ -168,6 +183,25 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         click.echo(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site", err=True)
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _fleet(address, opts, products, replicas, as_json) -> None:
+    from sitegen.rerun import fleetreport
+    from sitegen.rerun.fleet import run_fleet
+
+    try:
+        summary = run_fleet(address, opts, products, replicas)
+    except KeyboardInterrupt:
+        click.echo(f"cancelled: outstanding tasks stopped; nothing written into {opts.out}", err=True)
+        sys.exit(130)
+    for line in fleetreport.lines(summary["cases"]):
+        click.echo(line, err=True)
+    for gpu, verdict in sorted(summary.get("verdicts", {}).items()):
+        click.echo(f"verdict on {gpu}: {verdict}", err=True)
+    click.echo(f"wrote {summary['written']} file(s) into {opts.out} in {summary['elapsedS']} s", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    sys.exit(0 if summary["ok"] else 1)
 
 
 def _require_cuda() -> None:

@@ -43,6 +43,9 @@ class Options:
     verdict: bool = True  # False when --interpret cut a --like workload to its own sizes
     progress: Progress = field(default_factory=lambda: Progress(enabled=False))
     quiet: bool = False
+    # Names the instance where the host name alone does not (a Ray node among several on one
+    # host, measuring with no GPU UUID to tell them apart).
+    host: str | None = None
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
@@ -140,7 +143,7 @@ def run(opts: Options) -> dict[str, Any]:
     facts = parent["facts"]
     env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
     product = env["spec"]["hardware"]["product"]
-    inst = instance(facts)
+    inst = instance(facts, host=opts.host)
     tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
     op = catalog.operation_document(OPERATION)
     kdir = _kernels_dir()
