@@ -29,15 +29,3 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
-
-
-def write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` with ``data`` in one step; FileExistsError if it exists.
-
-    A hard link fails when the target exists, so two writers can never both win.
-    """
-    tmp = _temp_beside(path, data)
-    try:
-        os.link(tmp, path)
-    finally:
-        os.unlink(tmp)

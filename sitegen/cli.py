@@ -86,22 +86,37 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
     click.echo(f"{len(records)} document(s) valid.", err=True)
 
 
+UNLOCKED = click.option("--unlocked", is_flag=True,
+                        help="Accept a registry without digests.lock (edits to specs then go unnoticed).")
+
+
+def warn_unlocked(root: Path) -> None:
+    from sitegen.loader import LOCK_NAME
+
+    if root.is_dir() and not (root / LOCK_NAME).exists():
+        click.echo(f"{root}: warning: no {LOCK_NAME}; --unlocked, so an edited spec cannot be detected", err=True)
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
+@UNLOCKED
 @json_option
-def verify(paths: tuple[Path, ...], as_json: bool) -> None:
+def verify(paths: tuple[Path, ...], unlocked: bool, as_json: bool) -> None:
     """Recompute every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
+    A folder without digests.lock is refused unless --unlocked is given.
     """
     from sitegen.registry import open_registry
 
     total = 0
     problems: list[Problem] = []
     for root in list(paths) or [Path("records")]:
+        if unlocked:
+            warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=True).records)
+            total += len(open_registry(root, require_lock=not unlocked).records)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -142,22 +157,31 @@ def _write(path: Path, data: bytes) -> None:
         raise InputError([Problem(str(path), "$", f"cannot write: {exc.strerror or exc}")]) from None
 
 
+SCHEMA_FOLDER = Path("sitegen/schemas")
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
-@click.option("--out", type=click.Path(path_type=Path), default=Path("schemas"), show_default=True,
-              help="Folder to write <Kind>.schema.json files into.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help=f"Folder to write <Kind>.schema.json files into [default: {SCHEMA_FOLDER}, where a sitegen "
+                   "checkout commits them; it must exist].")
 @click.option("--check", is_flag=True, help="Exit 1 if the schemas shipped with sitegen differ from the models.")
 @json_option
-def schema(out: Path, check: bool, as_json: bool) -> None:
+def schema(out: Path | None, check: bool, as_json: bool) -> None:
     """Write the JSON Schema of every kind, generated from the record models."""
     from sitegen.schemas import committed_schema_files, schema_files
 
     files = schema_files()
     if check:
         if committed_schema_files() != files:
-            raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema --out sitegen/schemas`")])
+            raise InputError([Problem("sitegen/schemas", "$", "committed schemas differ from the models; run `sitegen schema` in the checkout")])
         report([], as_json=as_json, extra={"schemas": sorted(files)})
         click.echo("schemas match the models.", err=True)
         return
+    if out is None:
+        if not SCHEMA_FOLDER.is_dir():
+            # Outside a checkout the default would scatter a sitegen/ folder into wherever we are.
+            raise InputError([Problem(str(SCHEMA_FOLDER), "$", "no such folder here: run in a sitegen checkout, or give --out DIR")])
+        out = SCHEMA_FOLDER
     for name, data in files.items():
         _write(out / name, data)
     report([], as_json=as_json, extra={"schemas": sorted(files), "out": str(out)})
@@ -173,17 +197,24 @@ def lock(root: Path, as_json: bool) -> None:
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
     """
     from sitegen.loader import LOCK_NAME
-    from sitegen.registry import lock_contents, open_registry
+    from sitegen.registry import checked_lock_bytes, lock_key, open_registry
+    from sitegen.transaction import registry_transaction
 
-    registry = open_registry(root, check_lock_file=False)
-    _write(root / LOCK_NAME, lock_contents(registry))
+    if not root.is_dir():
+        raise InputError([Problem(str(root), "$", "no such registry folder")])
+    with registry_transaction(root) as txn:
+        registry = open_registry(root, check_lock_file=False)
+        data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
+        if txn.read(LOCK_NAME) != data:
+            txn.write(LOCK_NAME, data)
     report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
 
 
 # Commands of the other subsystems register themselves here.
-from sitegen.site.commands import attest, build  # noqa: E402
+from sitegen.site.commands import attest, build, serve  # noqa: E402
 main.add_command(build)
 main.add_command(attest)
+main.add_command(serve)
 from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
 from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702

@@ -1,4 +1,4 @@
-"""The registry's own settings: ``sitegen.toml`` and ``sources/<id>.toml``.
+"""The registry's own settings: ``sitegen.toml``, ``sources/<id>.toml`` and ``gpus.toml``.
 
 Every setting has a default, so a bare folder of manifests builds. Sources describe who
 published imported records (name, license, date) and are keyed by the id that runs carry
@@ -10,13 +10,17 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import Annotated
 
+from pydantic import Field, ValidationError
+
+from sitegen.inputfile import read_regular
 from sitegen.model.common import Day, HttpUrl, Short, Strict
 from sitegen.problems import InputError, Problem, json_path
 
 CONFIG_NAME = "sitegen.toml"
 SOURCES_DIR = "sources"
+GPUS_NAME = "gpus.toml"
 
 
 class Site(Strict):
@@ -49,35 +53,61 @@ class Source(Strict):
     """How to cite the source."""
 
 
+class Gpu(Strict):
+    """One table of ``gpus.toml``, keyed by the product name environments carry (e.g. "NVIDIA B200").
+
+    Datasheet facts about a GPU product, kept beside the records rather than in each
+    environment: they are the vendor's claims, not what a run measured, and adding one
+    must not change the digest of every environment and run on that GPU.
+    """
+
+    nominal_memory_bandwidth_gbs: Annotated[float, Field(gt=0)]
+    """The vendor's nominal (datasheet) peak memory bandwidth in GB/s (10^9 bytes/s)."""
+    source: HttpUrl | None = None
+    """Where the vendor states it."""
+
+
 class Config(Strict):
     site: Site = Site()
     """Site settings."""
     sources: dict[str, Source] = {}
     """Sources by id."""
+    gpus: dict[str, Gpu] = {}
+    """Datasheet facts by GPU product name."""
+
+
+MAX_TOML_BYTES = 1024 * 1024
 
 
 def _read_toml(path: Path) -> dict:
+    data = read_regular(path, MAX_TOML_BYTES)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem(str(path), "$", f"invalid UTF-8 at byte {exc.start}")]) from None
+    except tomllib.TOMLDecodeError as exc:
         raise InputError([Problem(str(path), "$", f"invalid TOML: {exc}")]) from None
+    except RecursionError:
+        raise InputError([Problem(str(path), "$", "invalid TOML: nesting too deep")]) from None
+    except ValueError as exc:
+        # tomllib turns digits into int() directly: past 4,300 digits that is a ValueError.
+        raise InputError([Problem(str(path), "$", f"invalid TOML: {str(exc).split(';')[0]}")]) from None
 
 
 def _validate(model: type[Strict], data: dict, file: Path, prefix: tuple = ()) -> Strict:
+    from sitegen.loader import validation_problems
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError([
-            Problem(str(file), json_path([*prefix, *e["loc"]]), "unknown setting" if e["type"] == "extra_forbidden" else e["msg"])
-            for e in exc.errors(include_url=False)
-        ]) from None
+        raise InputError(validation_problems(exc, str(file), prefix, extra="unknown setting")) from None
 
 
 def load_config(root: Path) -> Config:
     """Read ``root/sitegen.toml`` and ``root/sources/*.toml``; defaults where absent."""
     site = Site()
     config_file = root / CONFIG_NAME
-    if config_file.exists():
+    if config_file.exists() or config_file.is_symlink():
         data = _read_toml(config_file)
         unknown = sorted(set(data) - {"site"})
         if unknown:
@@ -85,5 +115,14 @@ def load_config(root: Path) -> Config:
         site = _validate(Site, data.get("site", {}), config_file, ("site",))
     sources = {}
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
+        if file.name.startswith("."):
+            continue
         sources[file.stem] = _validate(Source, _read_toml(file), file)
-    return Config(site=site, sources=sources)
+    gpus = {}
+    gpus_file = root / GPUS_NAME
+    if gpus_file.exists():
+        for product, table in _read_toml(gpus_file).items():
+            if not isinstance(table, dict):
+                raise InputError([Problem(str(gpus_file), json_path([product]), "must be a table named by the GPU product")])
+            gpus[product] = _validate(Gpu, table, gpus_file, (product,))
+    return Config(site=site, sources=sources, gpus=gpus)

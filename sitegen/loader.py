@@ -13,13 +13,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from sitegen.digest import document_digest
+from sitegen.lockfile import LOCK_NAME  # noqa: F401  (re-exported)
 from sitegen.migrate import migrate
 from sitegen.model import BUNDLE_KINDS, KINDS, Document
 from sitegen.model.common import PATTERN_HELP
 from sitegen.problems import InputError, Problem, json_path
 from sitegen.strictjson import read_file
 
-LOCK_NAME = "digests.lock"
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,12 @@ _MESSAGES = {
 }
 
 
-def _problems(exc: ValidationError, file: str, prefix: tuple[str, ...]) -> list[Problem]:
+def validation_problems(exc: ValidationError, file: str, prefix: tuple[str, ...], extra: str = "unknown field") -> list[Problem]:
+    """pydantic's errors as Problems, worded alike for records and settings files."""
     seen: dict[str, str] = {}
     for error in exc.errors(include_url=False):
         loc = error["loc"]
-        message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
+        message = extra if error["type"] == "extra_forbidden" else _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
         if error["type"] == "string_pattern_mismatch":
             message = PATTERN_HELP.get(error["ctx"]["pattern"], message)
         # pydantic locates a bad dict key as (..., key, "[key]"); the key itself is the path.
@@ -79,7 +80,7 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
     try:
         validated = model.model_validate(raw, strict=True)
     except ValidationError as exc:
-        raise InputError(_problems(exc, file, prefix)) from None
+        raise InputError(validation_problems(exc, file, prefix)) from None
     return Record(file, where, raw, validated, document_digest(raw))
 
 

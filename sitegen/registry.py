@@ -8,13 +8,13 @@ still has the digest recorded in the registry's lock file (so a one-byte edit of
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.loader import LOCK_NAME, Record, load_paths
+from sitegen.lockfile import LOCK_FORMAT, MAX_LOCK_BYTES, checked_lock_bytes, lock_bytes, read_lock  # noqa: F401
 from sitegen.problems import InputError, Problem, json_path
-from sitegen.strictjson import read_file
+from sitegen.transaction import recover
 
 # Which digest fields point at which kind.
 REFERENCES: dict[str, dict[tuple[str, ...], str]] = {
@@ -81,29 +81,11 @@ def check_references(registry: Registry) -> list[Problem]:
     return problems
 
 
-def read_lock(root: Path) -> dict[str, str] | None:
-    path = root / LOCK_NAME
-    if not path.exists():
-        return None
-    data = read_file(path)
-    documents = data.get("documents") if isinstance(data, dict) else None
-    if not isinstance(documents, dict):
-        raise InputError([Problem(str(path), "$.documents", "lock file must map kind/name to digest")])
-    return documents
-
-
-def lock_bytes(documents: dict[str, str]) -> bytes:
-    """digests.lock for ``kind/name -> digest``: keys sorted, one-space indent."""
-    ordered = {key: documents[key] for key in sorted(documents)}
-    return (json.dumps({"formatVersion": 1, "documents": ordered}, indent=1) + "\n").encode()
-
-
 def lock_contents(registry: Registry) -> bytes:
     return lock_bytes({lock_key(r): r.digest for r in registry.records})
 
 
-def check_lock(registry: Registry, root: Path) -> list[Problem]:
-    locked = read_lock(root)
+def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) -> list[Problem]:
     if locked is None:
         return []
     lock_file = str(root / LOCK_NAME)
@@ -122,18 +104,22 @@ def check_lock(registry: Registry, root: Path) -> list[Problem]:
 def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
-    ``require_lock`` makes a folder without digests.lock an error: verify promises that
-    an edit to any spec is caught, which only a recorded digest can show.
+    ``require_lock`` makes a folder without digests.lock an error: verify and build promise
+    that an edit to any spec is caught, which only a recorded digest can show. Any
+    interrupted write (sitegen.transaction) is finished or undone first.
     """
+    if root.is_dir():
+        recover(root)
+    locked = read_lock(root) if check_lock_file and root.is_dir() else None
+    if require_lock and check_lock_file and root.is_dir() and locked is None:
+        raise InputError([Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock` (or pass --unlocked)")])
     records, problems = load_paths([root])
     registry, more = index(records)
     problems += more
     if not problems:
         problems += check_references(registry)
         if check_lock_file:
-            problems += check_lock(registry, root)
-        if not problems and require_lock and root.is_dir() and not (root / LOCK_NAME).exists():
-            problems.append(Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock`"))
+            problems += check_lock(registry, root, locked)
     if problems:
         raise InputError(problems)
     registry.records.sort(key=lambda r: (r.kind, r.name))

@@ -46,3 +46,14 @@
   });
   fill();
 })();
+// Pagefind's search box, on builds that ran Pagefind (its script is then loaded first).
+(function () {
+  "use strict";
+  var slot = document.getElementById("search");
+  if (slot && window.PagefindUI) {
+    // Pagefind favours short pages by default; operation pages are long, and are what a
+    // search for an operation and a GPU ("jsd h200") should find first.
+    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
+      ranking: { pageLength: 0.1 } });
+  }
+})();

@@ -36,6 +36,8 @@ def test_wheel_declares_the_console_script_and_keeps_torch_optional(wheel):
     core = [line for line in requires if "extra ==" not in line]
     assert not any("torch" in line or "triton" in line for line in core)
     assert any("torch" in line and 'extra == "gpu"' in line for line in requires)
+    assert not any("ray" in line for line in core)
+    assert any(line.startswith("Requires-Dist: ray") and 'extra == "fleet"' in line for line in requires)
     (entry,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     assert "sitegen = sitegen.cli:main" in wheel.read(entry).decode()
 

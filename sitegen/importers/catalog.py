@@ -22,6 +22,7 @@ from sitegen.importers.ligertables import (
     JSD_SPEC_EXTRA,
     KERNELS,
     LIGER_REPOSITORY,
+    PASS_NOTES,
     PROVIDERS,
     SEMANTICS,
 )
@@ -184,6 +185,9 @@ def implementation_document_for(operation: dict[str, Any], kernel: str, provider
         spec["callable"] = {**entry, **({"variant": info["variant"]} if info.get("variant") else {})}
     if info.get("license"):
         spec["licensing"] = {"license": info["license"]}
+    notes = PASS_NOTES.get((kernel, provider))
+    if notes:
+        spec["passNotes"] = dict(notes)
     title = f"{info['name']} {version}" if version else info["name"]
     return {
         "apiVersion": API_VERSION,

@@ -50,6 +50,7 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
     from sitegen.importers.registrywrite import check_target, source_file, write_files, write_lock
     from sitegen.loader import LOCK_NAME
     from sitegen.problems import InputError
+    from sitegen.transaction import registry_transaction
 
     plan = plan_import(csv_file)
     for warning in plan.warnings:
@@ -58,18 +59,21 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
     summary = {"rows": plan.rows, "imported": plan.imported, "failed": plan.rows - plan.imported}
     target = None
     if plan.imported:
-        try:
-            # Before any write: a registry that is already wrong (or would be, with these
-            # documents) is reported and left exactly as it was.
-            target = check_target(out, plan.documents)
-        except InputError as exc:
-            problems += exc.problems
-    if target is not None:
-        source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
-        result = write_files(out, {**plan.files, source_path: source_bytes})
-        lock_changed = write_lock(out, target.lock)
-        summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
-        if target.unlocked:
+        # One transaction under the registry's writer lock: the check, the documents and
+        # the lock land together or not at all, and no other writer slips in between.
+        with registry_transaction(out) as txn:
+            try:
+                # Before any write: a registry that is already wrong (or would be, with
+                # these documents) is reported and left exactly as it was.
+                target = check_target(out, plan.documents)
+            except InputError as exc:
+                problems += exc.problems
+            if target is not None:
+                source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
+                result = write_files(txn, {**plan.files, source_path: source_bytes})
+                lock_changed = write_lock(txn, target.lock)
+                summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
+        if target is not None and target.unlocked:
             click.echo(f"{out}: warning: {target.unlocked} document(s) this import did not write are not in "
                        f"{LOCK_NAME}; review them, then run `sitegen lock {out}`", err=True)
     report(sorted(problems), as_json=as_json, extra=summary)

@@ -25,10 +25,13 @@ from sitegen.importers import catalog, ligercases, ligersetup
 from sitegen.importers.ligertables import LIGER_REPOSITORY
 from sitegen.layout import path_of, render
 from sitegen.model import KINDS
-from sitegen.problems import Problem, json_path
+from sitegen.inputfile import read_regular
+from sitegen.problems import InputError, Problem, json_path
 from sitegen.strictjson import MAX_SAFE_INTEGER
 
 SOURCE_ID = "liger-kernel-bench"
+# Liger's whole CSV is 0.6 MB; a bound keeps /dev/zero or a runaway file from filling memory.
+MAX_CSV_BYTES = 256 * 1024 * 1024
 LIGER_SOURCE = {
     "name": "Liger-Kernel benchmarks",
     "url": LIGER_REPOSITORY,
@@ -309,10 +312,29 @@ class _Importer:
 def plan_import(path: Path, display: str | None = None) -> Plan:
     """Read the CSV at ``path`` and build every row's documents; nothing is written."""
     shown = display or str(path)
+    plan = Plan()
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = read_regular(path, MAX_CSV_BYTES, shown)
+    except InputError as exc:
+        plan.problems.extend(exc.problems)
+        return plan
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        plan = Plan()
-        plan.problems.append(Problem(shown, "$", f"not UTF-8 text: {exc.reason} at byte {exc.start}"))
+        line, column = _position(data, exc.start)
+        plan.problems.append(Problem(shown, f"line {line}", f"column {column}: not UTF-8 text: {exc.reason}"))
+        return plan
+    nul = text.find("\0")
+    if nul >= 0:
+        # csv reads NUL as an ordinary character, so it would end up inside names and values.
+        line, column = text.count("\n", 0, nul) + 1, nul - text.rfind("\n", 0, nul)
+        plan.problems.append(Problem(shown, f"line {line}", f"column {column}: NUL byte; the file is not CSV text"))
         return plan
     return _Importer(shown).run(text)
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and character column of byte ``offset``."""
+    before = data[:offset]
+    line_start = before.rfind(b"\n") + 1
+    return before.count(b"\n") + 1, len(before[line_start:].decode("utf-8", "replace")) + 1

@@ -124,6 +124,11 @@ def parse_config(text: str) -> dict[str, Any]:
         value = json.loads(text or "{}", parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise CaseError(f"extra_benchmark_config_str: invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise CaseError("extra_benchmark_config_str: nesting too deep") from None
+    except ValueError:
+        # int() refuses more than 4,300 digits; no real size has as many.
+        raise CaseError("extra_benchmark_config_str: a number is too long") from None
     if not isinstance(value, dict):
         raise CaseError("extra_benchmark_config_str: must be a JSON object")
     for key, item in value.items():

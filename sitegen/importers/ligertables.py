@@ -155,6 +155,15 @@ JSD_SPEC_EXTRA: dict[str, Any] = {
             "gradient is taken with respect to the student log-probabilities only."
         ),
     },
+    # The roofline floor per pass (b = bytes per element): forward must read X and Y, backward
+    # must write dX, full does both. An implementation that writes dX in forward moves more
+    # there and nearly nothing in backward; its pass notes say so.
+    "bytesMoved": {
+        "forward": [{"coefficient": 2, "axes": ["tokens", "vocab"], "perElementOf": "dtype"}],
+        "backward": [{"coefficient": 1, "axes": ["tokens", "vocab"], "perElementOf": "dtype"}],
+        "full": [{"coefficient": 3, "axes": ["tokens", "vocab"], "perElementOf": "dtype"}],
+        "notes": "forward reads X and Y (2·T·V·b); backward writes dX (T·V·b); full does both (3·T·V·b).",
+    },
 }
 
 # Who wrote the code a benchmark provider runs: shown name, project, repository, license.
@@ -172,6 +181,26 @@ PROVIDERS: dict[str, dict[str, Any]] = {
     "megatron-fused": {"name": "Megatron-LM (fused)", "project": "Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM"},
     "megatron-unfused": {"name": "Megatron-LM (unfused)", "project": "Megatron-LM", "repository": "https://github.com/NVIDIA/Megatron-LM"},
     "deepspeed_tiled": {"name": "DeepSpeed (tiled)", "project": "DeepSpeed", "repository": "https://github.com/deepspeedai/DeepSpeed", "license": "Apache-2.0"},
+}
+
+# What each implementation does in each pass, where known from its code; shown beside
+# per-pass times, because the implementations split the gradient work differently.
+PASS_NOTES: dict[tuple[str, str], dict[str, str]] = {
+    ("jsd", "liger"): {
+        "forward": "one kernel computes the loss and writes dX (the gradient) while it reads X and Y",
+        "backward": "returns the dX saved in forward, scaled by the incoming gradient: nearly free",
+        "full": "the forward kernel does all the work (loss and dX); backward only scales dX",
+    },
+    ("jsd", "torch"): {
+        "forward": "computes the loss with PyTorch ops; autograd saves what backward needs, no dX yet",
+        "backward": "autograd computes dX from the saved tensors: the gradient work happens here",
+        "full": "loss in forward, dX in backward, each with PyTorch ops",
+    },
+    ("jsd", "torch_compile"): {
+        "forward": "torch.compile's fused loss kernel; saves what backward needs, no dX yet",
+        "backward": "the compiled backward graph computes dX: the gradient work happens here",
+        "full": "compiled loss in forward, compiled dX in backward",
+    },
 }
 
 # Entry points known for certain; others are left out rather than guessed.

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.atomicwrite import write_atomic
 from sitegen.config import SOURCES_DIR, Source
 from sitegen.loader import LOCK_NAME
 from sitegen.problems import InputError, Problem
+from sitegen.transaction import Transaction
 
 
 @dataclass
@@ -24,16 +24,15 @@ class WriteResult:
     unchanged: int = 0
 
 
-def write_files(root: Path, files: dict[str, bytes]) -> WriteResult:
-    """Write every file whose bytes differ from what is on disk, in sorted order."""
+def write_files(txn: Transaction, files: dict[str, bytes]) -> WriteResult:
+    """Stage every file whose bytes differ from what is on disk; they land when ``txn`` commits."""
     result = WriteResult()
     for relative in sorted(files):
-        path = root / relative
         data = files[relative]
-        if path.is_file() and path.read_bytes() == data:
+        if txn.read(relative) == data:
             result.unchanged += 1
             continue
-        write_atomic(path, data)
+        txn.write(relative, data)
         result.written.append(relative)
     return result
 
@@ -108,8 +107,11 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     return Target(merged, unlocked=0 if locked else len(kept))
 
 
-def write_lock(root: Path, documents: dict[str, str]) -> bool:
-    """Write ``digests.lock`` unless it already holds these bytes; True if it changed."""
-    from sitegen.registry import lock_bytes
+def write_lock(txn: Transaction, documents: dict[str, str]) -> bool:
+    """Stage ``digests.lock`` unless it already holds these bytes; True if it changed.
 
-    return bool(write_files(root, {LOCK_NAME: lock_bytes(documents)}).written)
+    A lock that build and verify would refuse (over the size bound) is refused here.
+    """
+    from sitegen.registry import checked_lock_bytes
+
+    return bool(write_files(txn, {LOCK_NAME: checked_lock_bytes(txn.root, documents)}).written)

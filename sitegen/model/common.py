@@ -24,11 +24,29 @@ Digest = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 """A document digest: ``sha256:`` and 64 lowercase hex digits."""
 
 # Names become path segments of the site and of registry files, so they admit no
-# separators, no leading dot and no "..": a name can never escape its folder.
+# separators, no leading dot and no "..": a name can never escape its folder. The pattern
+# also keeps them lowercase (so no two differ only by case, which would collide on macOS
+# and Windows) and never ending in a dot or space (which Windows drops).
 Name = Annotated[
     str, StringConstraints(pattern=r"^[a-z0-9](?:[a-z0-9._-]{0,198}[a-z0-9])?$"),
-    AfterValidator(lambda v: _no_dot_dot(v)),
+    AfterValidator(lambda v: _portable(_no_dot_dot(v))),
 ]
+
+# Windows opens these as devices whatever the extension ("con.json" is the console): a
+# registry or site holding one cannot be checked out or unzipped there.
+WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(10)]
+)
+# Every folder of the site holds its own listing page and JSON twin under these names.
+SITE_FILES = frozenset(["index.html", "index.json"])
+
+
+def _portable(value: str) -> str:
+    if value.split(".")[0] in WINDOWS_DEVICES:
+        raise ValueError(f"{value.split('.')[0]!r} is a device name on Windows, so the file could not be checked out there")
+    if value in SITE_FILES:
+        raise ValueError(f"{value!r} is the name of the site's own page in every folder")
+    return value
 
 LabelKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=20000)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from sitegen.model.common import (
     API_VERSION, Commit, Digest, HttpUrl, Metadata, NonNegative, NonNegativeInt, Scalar, Short,
@@ -14,6 +14,21 @@ from sitegen.model.common import (
 Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
 DType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,15}$")]
 Pass = Literal["forward", "backward", "full"]
+
+# Bytes per element of the types a bytes-moved rule may name; "dtype" means the workload's own.
+ELEMENT_BYTES = {
+    "fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1,
+    "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1,
+}
+
+
+def _element_type(value: str) -> str:
+    if value != "dtype" and value not in ELEMENT_BYTES:
+        raise ValueError(f"must be 'dtype' (the workload's element type) or one of {', '.join(ELEMENT_BYTES)}")
+    return value
+
+
+ElementOf = Annotated[str, AfterValidator(_element_type)]
 
 
 class AxisDef(Strict):
@@ -45,6 +60,34 @@ class Semantics(Strict):
     """Edge cases and conventions (reductions, ignored rows, special parameter values)."""
 
 
+class BytesTerm(Strict):
+    """One term of a bytes-moved rule: coefficient × the product of the named axes × element size."""
+
+    coefficient: Annotated[float, Field(gt=0)]
+    """How many tensors of this size the pass moves, e.g. ``2`` for reading X and Y."""
+    axes: list[Key]
+    """Workload axes whose values multiply, e.g. ``["tokens", "vocab"]`` (an empty list is 1)."""
+    perElementOf: ElementOf
+    """Element type whose size multiplies: ``dtype`` (the workload's) or a fixed type such as ``fp32``."""
+
+
+class BytesMoved(Strict):
+    """The fewest bytes each pass must move to or from device memory: the roofline floor.
+
+    A pass's bytes are the sum of its terms. Counts what every correct implementation must
+    move in that pass, not what one implementation happens to move.
+    """
+
+    forward: list[BytesTerm] | None = None
+    """Terms of the forward pass."""
+    backward: list[BytesTerm] | None = None
+    """Terms of the backward pass."""
+    full: list[BytesTerm] | None = None
+    """Terms of forward and backward together."""
+    notes: Text | None = None
+    """What the terms count, e.g. "forward reads X and Y; backward writes dX"."""
+
+
 class OperationSpecBody(Strict):
     family: Short
     """Operation family, e.g. ``loss`` or ``normalization``."""
@@ -58,6 +101,18 @@ class OperationSpecBody(Strict):
     """Scalar parameters and what they mean, e.g. ``{"beta": "mixture weight"}``."""
     semantics: Semantics | None = None
     """The defining expression."""
+    bytesMoved: BytesMoved | None = None
+    """Bytes each pass must move, as a function of the workload's axes and element type."""
+
+    @model_validator(mode="after")
+    def _known_axes(self) -> "OperationSpecBody":
+        names = {axis.name for axis in self.axes}
+        for pass_name in ("forward", "backward", "full"):
+            for term in getattr(self.bytesMoved, pass_name, None) or []:
+                unknown = [axis for axis in term.axes if axis not in names]
+                if unknown:
+                    raise ValueError(f"bytesMoved.{pass_name} names axes {unknown} the operation does not have")
+        return self
 
 
 class OperationSpec(Strict):
@@ -185,6 +240,21 @@ class Licensing(Strict):
     """SPDX identifier."""
 
 
+class PassNotes(Strict):
+    """One line per pass on what the implementation does in it.
+
+    Implementations split work differently between passes (one writes the gradient in
+    forward, another in backward), so a per-pass time is read with this note beside it.
+    """
+
+    forward: Short | None = None
+    """What the forward pass does, e.g. "computes the loss and writes dX in one kernel"."""
+    backward: Short | None = None
+    """What the backward pass does, e.g. "scales the dX saved in forward"."""
+    full: Short | None = None
+    """What forward + backward do together."""
+
+
 class ImplementationRevisionBody(Strict):
     name: Short
     """Implementation name as shown in rankings, e.g. ``Liger``."""
@@ -198,6 +268,8 @@ class ImplementationRevisionBody(Strict):
     """What it supports."""
     licensing: Licensing | None = None
     """License of the code."""
+    passNotes: PassNotes | None = None
+    """What the implementation does in each pass."""
 
 
 class ImplementationRevision(Strict):

@@ -92,6 +92,8 @@ class Integrity(Strict):
     """Record clocks and throttle reasons before and after; mark throttled runs."""
     exclusiveGpu: bool | None = None
     """Refuse to run with other processes on the GPU."""
+    timedOutputCheck: bool | None = None
+    """Compare the outputs of the timed calls themselves (loss, and a projection of dX) with the reference."""
     agreement: Annotated[float, Field(ge=0)] | None = None
     """Relative difference within which two machines' medians agree."""
 
@@ -101,6 +103,8 @@ class Comparability(Strict):
 
     family: Short
     """Comparability family; only runs of one family are ranked together."""
+    minEffect: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Smallest relative difference of primary statistics that separates two ranks (0.01 = 1%); 1% when absent."""
     notes: Text | None = None
     """What is timed and what is comparable."""
 

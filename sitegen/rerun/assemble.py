@@ -9,8 +9,12 @@ from typing import Any
 
 from sitegen.rerun import integrity
 from sitegen.rerun.cases import ELEMENT_BYTES, Case
-from sitegen.rerun.protocol import COMPARATOR, REFERENCE
-from sitegen.rerun.stats import summary
+from sitegen.rerun.protocol import AGREEMENT, COMPARATOR, REFERENCE, TOLERANCES
+from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary
+
+# Checks whose failure refuses the time itself: the number would be wrong, not just doubtful.
+# The others (repeated_input, throttle, exclusive_gpu) flag the run; the site ranks no flagged run.
+REFUSING = ("roofline", "host_timed", "timed_output")
 
 
 def correctness(gate: dict[str, Any] | None) -> dict[str, Any]:
@@ -43,7 +47,7 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
 
 def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str, Any]], *,
             copy_bytes_per_s: float | None, process_counts: list[int | None], expected_counts: list[int],
-            repeated_probe: bool, max_sm_mhz: int | None = None) -> dict[str, Any]:
+            repeated_probe: bool, max_sm_mhz: int | None = None, rtol: float | None = None) -> dict[str, Any]:
     """{"status", "statusReason"?, "correctness", "timing"?, "integrity", "gpuBefore"?, "gpuAfter"?, "details"}."""
     result: dict[str, Any] = {"correctness": correctness(gate), "integrity": [], "details": {}}
     if gate is not None and gate["status"] != "passed":
@@ -62,14 +66,28 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     block = timing_block(per_process)
     median = block["latencyNs"]["median"]
     nbytes = integrity.floor_bytes(w.tokens, w.vocab, ELEMENT_BYTES[w.dtype], case.timed_pass)
+    full_bytes = integrity.floor_bytes(w.tokens, w.vocab, ELEMENT_BYTES[w.dtype], "full")
+    checked = [p["timedCheck"] for p in per_process if "timedCheck" in p]
+    full_pass = [ns for c in checked for ns in c.get("fullPassNs", [])]
+    full_ns = None
+    if case.timed_pass == "full":
+        full_ns = median
+    elif full_pass:
+        full_ns = summary(full_pass)["median"]
     states = [s for p in per_process for s in (p.get("gpuBefore"), p.get("gpuAfter"))]
     checks = [
-        integrity.roofline(median, nbytes, copy_bytes_per_s),
+        integrity.roofline(median, nbytes, copy_bytes_per_s, timed_pass=case.timed_pass,
+                           full_ns=None if case.timed_pass == "full" else full_ns, full_bytes=full_bytes),
         integrity.host_timed(median, [p["hostTimedNs"] for p in per_process if p.get("hostTimedNs") is not None],
                              [p["hostWaitNs"] for p in per_process if p.get("hostWaitNs") is not None]),
         integrity.throttle(states, max_sm_mhz),
         integrity.exclusive(process_counts, expected_counts),
     ]
+    bound = rtol if rtol is not None else TOLERANCES[w.dtype]
+    if checked or repeated_probe:
+        checks.insert(1, integrity.timed_output(_merge(checked) if checked else None, bound))
+    # Under a protocol whose own loop times the calls (Liger's do_bench) no output is kept, so
+    # timed_output is absent, not failed: the site names it as the check that run lacks.
     if repeated_probe:
         # The probe's own fresh blocks, interleaved with its repeated ones, where it took them.
         first = per_process[0]
@@ -77,7 +95,14 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         checks.insert(1, integrity.repeated_input(fresh, first.get("repeatedMedianNs")))
     result["integrity"] = checks
     result["gpuBefore"], result["gpuAfter"] = per_process[0].get("gpuBefore"), per_process[-1].get("gpuAfter")
-    result["details"] = {"floorBytes": nbytes, "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process)}
+    result["details"] = {"floorBytes": nbytes, "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process),
+                         **_sampling(per_process, block)}
+    if full_ns is not None and case.timed_pass != "full":
+        result["details"]["fullPassMedianNs"] = full_ns
+    if checked:
+        merged = _merge(checked)
+        result["details"]["timedOutputsChecked"] = merged["calls"]
+        result["details"]["timedGradientsChecked"] = merged["checkedGradients"]
     if copy_bytes_per_s:
         result["details"]["copyBandwidthGBs"] = round(copy_bytes_per_s / 1e9, 2)
     discards = sum(p.get("throttleDiscards", 0) for p in per_process)
@@ -87,7 +112,7 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         result["details"]["repeatedInputMedianNs"] = per_process[0]["repeatedMedianNs"]
         if per_process[0].get("repeatedFreshMedianNs") is not None:
             result["details"]["repeatedInputFreshMedianNs"] = per_process[0]["repeatedFreshMedianNs"]
-    refused = [c for c in checks if c["name"] in ("roofline", "host_timed") and not c["passed"]]
+    refused = [c for c in checks if c["name"] in REFUSING and not c["passed"]]
     if refused:
         result["status"] = "failed"
         result["statusReason"] = "integrity: time refused: " + "; ".join(c["detail"] for c in refused)
@@ -95,3 +120,31 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     result["status"] = "passed"
     result["timing"] = block
     return result
+
+
+def _merge(checked: list[dict[str, Any]]) -> dict[str, Any]:
+    """The processes' timed-output summaries as one."""
+    return {
+        "calls": sum(c["calls"] for c in checked),
+        "checkedGradients": sum(c["checkedGradients"] for c in checked),
+        "lossFailures": sum(c["lossFailures"] for c in checked),
+        "gradientFailures": sum(c["gradientFailures"] for c in checked),
+        "worstLossRelError": max(c["worstLossRelError"] for c in checked),
+        "worstGradientRelError": max(c["worstGradientRelError"] for c in checked),
+    }
+
+
+def _sampling(per_process: list[dict[str, Any]], block: dict[str, Any]) -> dict[str, Any]:
+    """What ended sampling, the pooled median's CI half-width, and whether the processes agree
+    (issue 16's keys: samplingStoppedBy, ciHalfWidthRel, noisy, processSpreadRel)."""
+    out: dict[str, Any] = {}
+    stops = [p.get("samplingStoppedBy") for p in per_process]
+    if all(stops):
+        out["samplingStoppedBy"] = "precision" if all(s == "precision" for s in stops) else "budget"
+    width = ci_half_width_rel(block["samplesNs"])
+    if width != float("inf"):
+        out["ciHalfWidthRel"] = round(width, 5)
+    spread = spread_rel([p["medianNs"] for p in block["processes"]])
+    out["processSpreadRel"] = round(min(spread, 1e6), 5)
+    out["noisy"] = spread > AGREEMENT
+    return out

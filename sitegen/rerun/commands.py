@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -66,27 +67,56 @@ def cohort_table(rows: list[dict]) -> list[str]:
 @click.option("--vocab", callback=_ints, help="Comma-separated vocabulary sizes [default: 128256; --interpret: 100].")
 @click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: fp32,bf16].")
 @click.option("--pass", "passes", callback=_choices(C.PASSES), help="Comma-separated timed passes [default: forward,backward,full].")
-@click.option("--impl", "impls", callback=_choices(C.IMPLEMENTATIONS), help="Comma-separated implementations [default: every one available].")
-@click.option("--like", "like_id", metavar="RUN_ID", help="Rerun this run (name or digest in --records) under its own protocol family.")
+@click.option("--impl", "impls", callback=_choices(C.IMPLEMENTATIONS),
+              help="Comma-separated implementations [default: every one installed, but torch-compile only when "
+                   "named under --interpret; what is left out is named on stderr].")
+@click.option("--like", "like_id", metavar="RUN_ID",
+              help="Rerun this run (name or digest in --records) under its own protocol family "
+                   "(--interpret: at the interpreter's sizes, with no verdict).")
 @click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
               help="Registry to find --like runs in.")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
-              help="Registry to write runs and their shared documents into (never overwriting).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Registry to write runs and their shared documents into, never overwriting "
+                   "[default: records; --interpret: a new scratch folder, named on stderr].")
 @click.option("--interpret", is_flag=True, help="Dry run on the CPU under Triton's interpreter at tiny sizes (never Verified).")
 @click.option("--processes", type=click.IntRange(1, 16), default=PROCESSES, show_default=True,
               help="Processes the measurement is repeated in (--like: as the record's protocol says).")
-@click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit.")
+@click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit (writes nothing).")
+@click.option("--quiet", is_flag=True, help="No progress display and no per-case log lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
-def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, as_json):
+@click.option("--ray", "ray_address", metavar="ADDRESS",
+              help="Run on a Ray cluster's GPUs: 'auto' (a running cluster), 'local' (start one here) or its address.")
+@click.option("--gpus", "products", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
+@click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --ray: distinct GPUs of each product that measure every case.")
+def rerun(**options):
     """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
 
     Every implementation first passes a correctness gate against a float64 reference; each
     case is timed with CUDA events (L2 flushed, fresh inputs) in several processes; integrity
     checks refuse implausible times. One BenchmarkRun per case and implementation is written
-    into --out; progress goes to stderr.
+    into --out, only if at least one case was measured; progress goes to stderr.
     """
+    try:
+        _rerun(**options)
+    except InputError as exc:
+        # Here, not only in sitegen.cli's group: `python -m sitegen.rerun` runs this command alone.
+        for problem in exc.problems:
+            click.echo(problem.line(), err=True)
+        if options["as_json"]:
+            click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in exc.problems]}, indent=2, sort_keys=True))
+        sys.exit(1)
+
+
+def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
+           as_json, ray_address, products, replicas):
+    from sitegen.rerun import selection
+
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
+                                interpret=interpret)
     if self_test:
         from sitegen.rerun.selftest import run_selftest
 
@@ -97,24 +127,48 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         sys.exit(0 if report["ok"] else 1)
 
+    from sitegen.progress import Progress, wanted
     from sitegen.rerun import like as like_mod
     from sitegen.rerun.registryscan import scan
     from sitegen.rerun.sweep import Options, run
 
-    like_plan = None
+    like_plan, verdict, left_out = None, True, {}
     if like_id:
         like_plan = like_mod.plan(scan(records), like_id, str(records))
-        loads, passes, impls = [like_plan.workload], (like_plan.timed_pass,), (like_plan.impl,)
+        selection.require_like_impl(like_plan.run_name, like_plan.impl)
+        workload = like_plan.workload
+        if interpret:
+            workload = selection.interpreter_workload(like_plan.workload)
+            if workload != like_plan.workload:
+                verdict = False
+                click.echo(f"--like under --interpret runs at the interpreter's sizes: tokens {workload.tokens} × vocab "
+                           f"{workload.vocab} {workload.dtype}, not the record's {like_plan.workload.tokens} × "
+                           f"{like_plan.workload.vocab}; a rehearsal, so no verdict and no link to the record", err=True)
+        loads, passes, impls = [workload], (like_plan.timed_pass,), (like_plan.impl,)
     else:
         loads = C.workloads(tokens or (C.INTERPRET_TOKENS if interpret else C.DEFAULT_TOKENS),
                             vocab or (C.INTERPRET_VOCAB if interpret else C.DEFAULT_VOCAB),
                             dtypes or C.DEFAULT_DTYPES)
         passes = passes or C.PASSES
-        impls = impls or (C.INTERPRET_IMPLEMENTATIONS if interpret else C.IMPLEMENTATIONS)
+        choice = selection.choose(impls, interpret=interpret)
+        impls, left_out = choice.impls, choice.left_out
+        for impl, why in left_out.items():
+            click.echo(f"{impl}: left out ({why})", err=True)
+    if (products or replicas > 1) and not ray_address:
+        raise click.UsageError("--gpus and --replicas need --ray")
+    if ray_address:
+        # The driver writes once every task has ended, so it needs its folder now.
+        fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
+        _fleet(ray_address, Options(loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict),
+               products, replicas, as_json)
     if not interpret:
         _require_cuda()
-    summary = run(Options(loads=loads, passes=passes, impls=impls, out=out, records=records,
-                          interpret=interpret, processes=processes, like=like_plan))
+    with Progress(enabled=wanted(quiet)) as progress:
+        summary = run(Options(loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
+                              records=records, interpret=interpret, processes=processes, like=like_plan,
+                              verdict=verdict, progress=progress, quiet=quiet))
+    summary["leftOut"] = left_out
     for line in cohort_table(summary["runs"]):
         click.echo(line, err=True)
     for impl, reason in sorted(summary["unavailable"].items()):
@@ -123,16 +177,34 @@ def rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out
         click.echo(summary["implementationNote"], err=True)
     if "verdict" in summary:
         click.echo(f"verdict vs {like_plan.run_name}: {summary['verdict']}", err=True)
-    click.echo(f"wrote {summary['written']} file(s) into {out} in {summary['elapsedS']} s", err=True)
+    where = f"{summary['out']}, a scratch folder (--out chooses another)" if summary["scratch"] else summary["out"]
+    click.echo(f"wrote {summary['written']} file(s) into {where} in {summary['elapsedS']} s", err=True)
+    if summary["scratch"]:
+        click.echo(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site", err=True)
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
 
 
-def _require_cuda() -> None:
-    import importlib.util
+def _fleet(address, opts, products, replicas, as_json) -> None:
+    from sitegen.rerun import fleetreport
+    from sitegen.rerun.fleet import run_fleet
 
-    if importlib.util.find_spec("torch") is None:
-        raise InputError([Problem("torch", "$", "torch is not installed; use --interpret for a CPU dry run")])
+    try:
+        summary = run_fleet(address, opts, products, replicas)
+    except KeyboardInterrupt:
+        click.echo(f"cancelled: outstanding tasks stopped; nothing written into {opts.out}", err=True)
+        sys.exit(130)
+    for line in fleetreport.lines(summary["cases"]):
+        click.echo(line, err=True)
+    for gpu, verdict in sorted(summary.get("verdicts", {}).items()):
+        click.echo(f"verdict on {gpu}: {verdict}", err=True)
+    click.echo(f"wrote {summary['written']} file(s) into {opts.out} in {summary['elapsedS']} s", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    sys.exit(0 if summary["ok"] else 1)
+
+
+def _require_cuda() -> None:
     # Asked through NVML, so this process creates no CUDA context (the GPU must stay free of us).
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch  # imported lazily: `sitegen --help` never pays for it

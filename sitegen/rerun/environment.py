@@ -86,9 +86,9 @@ def environment_spec(nvml: dict[str, Any] | None, device: dict[str, Any], softwa
     return spec
 
 
-def instance(nvml: dict[str, Any] | None) -> dict[str, Any]:
-    """evidence.instance: the particular GPU and host."""
-    out = {"hostname": socket.gethostname() or None}
+def instance(nvml: dict[str, Any] | None, host: str | None = None) -> dict[str, Any]:
+    """evidence.instance: the particular GPU and host (`host` where the host name is not enough)."""
+    out = {"hostname": host or socket.gethostname() or None}
     if nvml and nvml.get("uuid"):
         out["gpuUuid"] = nvml["uuid"]
     return {k: v for k, v in out.items() if v}

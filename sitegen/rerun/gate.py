@@ -5,6 +5,11 @@ shape (ragged rows, a vocabulary no tile divides); seed s draws the student from
 torch.Generator seed 2s and the teacher from 2s+1, on the device. Loss and gradient are compared norm-wise:
 |Δloss| <= rtol·|loss| and ‖Δgrad‖₂ <= rtol·‖grad‖₂. Free device memory is filled with NaN
 before each call so that output elements the implementation never writes show up as NaN.
+
+A gate call looks to the implementation like a timed one (#18 item 1): the same L2 flush
+right before it, CUDA events around it, no synchronize of its own (the comparison's read of
+the loss waits, as the timed phase's batch end does). Telling the phases apart no longer pays
+anyway: the timed calls' own outputs are checked too (timedcheck).
 """
 
 from __future__ import annotations
@@ -50,15 +55,21 @@ def _poison(nbytes: int, device: str) -> None:
 
 
 def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: torch.Tensor,
-          rtol: float, device: str) -> dict:
+          rtol: float, device: str, clock=None) -> dict:
     """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
     _poison(4 * x.numel() * x.element_size() + (1 << 20), device)
     leaf = x.detach().clone().requires_grad_()
     try:
+        if clock is not None:
+            clock.lead()
+            clock.flush()
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if device.startswith("cuda") else None
+        if events:
+            events[0].record()
         loss = module(leaf, y)
+        if events:
+            events[1].record()
         loss.backward()
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
     except Exception as exc:  # an implementation that raises fails the gate; it is reported
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
     grad = leaf.grad
@@ -80,15 +91,19 @@ def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: t
     }
 
 
-def gate_workload(modules: dict, w: Workload, rtol: float, device: str) -> dict[str, dict]:
+def gate_workload(modules: dict, w: Workload, rtol: float, device: str, clock=None) -> dict[str, dict]:
     """{impl: {"status", "cases", "maxAbsError", "maxRelError", "notes"?}} for one workload."""
+    if clock is None:
+        from sitegen.rerun.timing import Clock
+
+        clock = Clock(device)
     results = {name: {"cases": [], "errors": []} for name in modules}
     for rows, vocab, seed in checked_shapes(w):
         x = logprobs(rows, vocab, w.dtype, device, 2 * seed)
         y = logprobs(rows, vocab, w.dtype, device, 2 * seed + 1)
         ref_loss, ref_grad = reference(x, y)
         for name, module in modules.items():
-            out = check(module, x, y, ref_loss, ref_grad, rtol, device)
+            out = check(module, x, y, ref_loss, ref_grad, rtol, device, clock)
             if "error" in out:
                 results[name]["errors"].append(f"[{rows}, {vocab}] seed {seed}: {out['error']}")
                 continue

@@ -1,7 +1,18 @@
-"""Inputs and the three timed passes (forward, backward, full) over a rotating pool of inputs.
+"""Inputs and the three timed passes (forward, backward, full), with every timed call's output
+kept for checking (timedcheck) and its inputs changed, untimed, before the next call.
 
 Inputs are log_softmax of standard-normal logits, as in Liger's benchmark: never zeros,
 which hide unwritten outputs and can run faster than real data.
+
+Inputs a cache cannot win on (protocol: "fresh-random-permuted"): a pool of 2-3 random sets,
+and after every timed call PERTURB_SHARE of the used set's rows, chosen at random, move
+cyclically among themselves (student and teacher rows together), in place and untimed. So
+every call sees content no earlier call saw, at the same address: a cache keyed on identity
+returns the previous call's gradient, whose moved rows are wrong, and timedcheck's digest
+of dX sees it; a cache keyed on content must read X and Y to know what changed, which costs
+what the roofline floor charges an honest pass. The loss is invariant under the move and the
+reference gradient's rows move with the inputs, so the float64 reference is computed once per
+set, not once per call.
 """
 
 from __future__ import annotations
@@ -9,11 +20,12 @@ from __future__ import annotations
 import torch
 
 from sitegen.rerun.implementations import DTYPES
+from sitegen.rerun.protocol import PERTURB_SHARE
+from sitegen.rerun.timedcheck import TimedCheck
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
-# set) still fit beside them on one GPU. With the L2 flushed before every call, the pool
-# only has to defeat caching of results, which two sets do.
+# set) still fit beside them on one GPU.
 _BIG_SET_BYTES = 4 << 30
 
 
@@ -30,27 +42,35 @@ def pool_size(rows: int, vocab: int, dtype: str) -> int:
 
 
 class PassRunner:
-    """Calls one implementation's pass on input set i; reset(i) runs outside the timed region.
+    """Calls one implementation's pass on input set i; reset(i) and after(i, ...) run outside
+    the timed region.
 
-    Backward is timed on a graph built by reset() just before the call (untimed), so an
+    Backward is timed on a graph built by reset() just before the call (untimed, but its
+    forward is bracketed by events of its own so that the full pass can be judged), so an
     implementation may consume what its forward saved, as a training step lets it. With
     ``liger_script`` the passes are those of Liger-Kernel's benchmark script instead: the
-    student is log_softmax of a leaf, and backward replays one graph per input set with
-    retain_graph=True (full, too, keeps the graph).
+    student is log_softmax of a leaf, backward replays one graph per input set with
+    retain_graph=True, and nothing is perturbed or checked (do_bench drives the loop).
     """
 
     def __init__(self, module, rows: int, vocab: int, dtype: str, device: str, timed_pass: str,
-                 seed: int, pool: int | None = None, liger_script: bool = False):
+                 seed: int, pool: int | None = None, liger_script: bool = False, rtol: float | None = None):
         self.module = module
         self.timed_pass = timed_pass
         self.liger_script = liger_script
+        self.cuda = device.startswith("cuda")
         n = pool or pool_size(rows, vocab, dtype)
         self.leaves = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
         self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves] if liger_script else self.leaves
         self.ys = [logprobs(rows, vocab, dtype, device, seed + 2 * k + 1) for k in range(n)]
         self.losses: list = [None] * n
+        self.fwd_events: list = [None] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
+        self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
+        # On the device: drawing the moved rows never makes the host wait for the GPU.
+        self._gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
+        self._moved = max(2, round(rows * PERTURB_SHARE)) if rows >= 2 else 0
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -59,7 +79,13 @@ class PassRunner:
         k = i % len(self.leaves)
         self.leaves[k].grad = None
         if self.timed_pass == "backward" and not self.liger_script:
+            ev = self._events()
+            if ev:
+                ev[0].record()
             self.losses[k] = self.module(self.xs[k], self.ys[k])
+            if ev:
+                ev[1].record()
+            self.fwd_events[k] = ev
 
     def __call__(self, i: int):
         k = i % len(self.xs)
@@ -70,11 +96,52 @@ class PassRunner:
             if not self.liger_script:
                 self.losses[k] = None
             loss.backward(retain_graph=self.liger_script)
-            return None
+            return loss
         loss = self.module(self.xs[k], self.ys[k])
         loss.backward(retain_graph=self.liger_script)
         return loss
 
+    def after(self, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
+        """Untimed, right after the call: keep its loss, on checked calls complete its gradient
+        (forward: the backward, bracketed by events) and digest it, then move rows."""
+        if self.check is None:
+            return
+        k = i % len(self.leaves)
+        if check and out is not None:
+            other = None
+            if self.timed_pass == "forward":
+                other = self._events()
+                if other:
+                    other[0].record()
+                out.backward()
+                if other:
+                    other[1].record()
+            elif self.timed_pass == "backward":
+                other = self.fwd_events[k]
+            self.check.record(k, out, self.leaves[k].grad, pass_events, other)
+        elif out is not None:
+            self.check.record_loss(k, out)
+        self.fwd_events[k] = None
+        if perturb:
+            self.perturb(k)
+
+    def perturb(self, k: int) -> None:
+        if self._moved < 2:
+            return
+        rows = self.leaves[k].shape[0]
+        idx = torch.randperm(rows, generator=self._gen, device=self.leaves[k].device)[: self._moved]
+        src = idx.roll(1)
+        with torch.no_grad():
+            self.leaves[k][idx] = self.leaves[k][src]
+            self.ys[k][idx] = self.ys[k][src]
+        self.check.move_rows(k, idx, src)
+
+    def _events(self):
+        if not self.cuda:
+            return None
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
     def release(self) -> None:
         self.losses = []
         self.xs = self.ys = self.leaves = []
+        self.check = None

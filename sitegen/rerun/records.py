@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import layout
-from sitegen.atomicwrite import write_new
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog
@@ -50,6 +49,11 @@ def implementation_doc(impl: str, version: str | None, *, commit: str | None, re
             "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
             "support": {"dtypes": list(DTYPES), "passes": list(PASSES), "devices": ["cuda"]},
             "licensing": {"license": "BSD-2-Clause"},
+            "passNotes": {
+                "forward": "one Triton kernel reads X and Y once and writes the loss partials and, when a gradient is needed, dX",
+                "backward": "scales the dX saved in forward by the incoming gradient: nearly free",
+                "full": "the forward kernel does all the work (loss and dX); backward only scales dX",
+            },
         })
         doc["metadata"]["title"] = "sitegen Triton JSD kernel"
         return _named(doc, "sitegen-jsd")
@@ -136,10 +140,27 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
     return sorted(writes.items())
 
 
-def write_all(writes: list[tuple[Path, bytes]]) -> list[str]:
-    """Create each file atomically (write_new): a file appears whole or not at all."""
-    done = []
-    for path, data in writes:
-        write_new(path, data)
-        done.append(str(path))
-    return done
+def write_all(out: Path, writes: list[tuple[Path, bytes]], *, create_lock: bool = False) -> list[str]:
+    """Create every file, and add them to digests.lock, in one registry transaction.
+
+    The lock is updated only where one exists, or made when ``create_lock`` (a dry run into a
+    folder that held nothing: a rehearsal proves nothing, so there is nothing to review, and a
+    registry holding it must still build and verify).
+    """
+    import json
+
+    from sitegen.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
+    from sitegen.transaction import registry_transaction
+
+    with registry_transaction(out) as txn:
+        locked = read_lock(out)
+        if locked is None and create_lock:
+            locked = {}
+        for path, data in writes:
+            txn.write(path.relative_to(out).as_posix(), data, new=True)
+            if locked is not None:
+                doc = json.loads(data)
+                locked[f"{doc['kind']}/{doc['metadata']['name']}"] = document_digest(doc)
+        if locked is not None and writes:
+            txn.write(LOCK_NAME, checked_lock_bytes(out, locked))
+    return [str(path) for path, _ in writes]

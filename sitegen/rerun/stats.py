@@ -25,3 +25,38 @@ def summary(samples_ns: list[int]) -> dict[str, int]:
         "stdev": statistics.stdev(s) if len(s) > 1 else 0.0,
     }
     return {k: int(round(v)) for k, v in out.items()}
+
+
+# z for a two-sided 95% interval.
+_Z95 = 1.959963984540054
+
+
+def median_ci(samples_ns: list[int]) -> tuple[float, float]:
+    """Distribution-free 95% confidence interval of the median: the order statistics at
+    ranks n/2 ∓ z·√n/2 (the binomial percentile interval, normal approximation), so no
+    resampling is needed inside the sampling loop."""
+    s = sorted(samples_ns)
+    n = len(s)
+    if n < 2:
+        return (float(s[0]), float(s[0])) if s else (math.nan, math.nan)
+    half = _Z95 * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half))
+    hi = min(n - 1, math.ceil(n / 2 + half) - 1)
+    return float(s[lo]), float(s[hi])
+
+
+def ci_half_width_rel(samples_ns: list[int]) -> float:
+    """Half the width of median_ci over the median; inf below 6 samples (no such interval)."""
+    if len(samples_ns) < 6:
+        return math.inf
+    lo, hi = median_ci(samples_ns)
+    median = statistics.median(samples_ns)
+    return (hi - lo) / 2 / median if median > 0 else math.inf
+
+
+def spread_rel(medians: list[float]) -> float:
+    """(max − min) / median of per-process medians: how far the processes disagree."""
+    if len(medians) < 2:
+        return 0.0
+    mid = statistics.median(medians)
+    return (max(medians) - min(medians)) / mid if mid > 0 else math.inf

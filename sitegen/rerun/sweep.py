@@ -20,11 +20,13 @@ from typing import Any
 from sitegen.digest import document_digest
 from sitegen.importers import catalog
 from sitegen.problems import InputError, Problem
+from sitegen.progress import Progress
 from sitegen.rerun import gpustate, protocol, records, revision
 from sitegen.rerun.assemble import outcome
 from sitegen.rerun.cases import OPERATION, Case, Workload, cases
 from sitegen.rerun.environment import environment_spec, instance
 from sitegen.rerun.like import LikePlan
+from sitegen.rerun.watch import Watch
 from sitegen.verdict import judge
 
 
@@ -33,28 +35,40 @@ class Options:
     loads: list[Workload]
     passes: tuple[str, ...]
     impls: tuple[str, ...]
-    out: Path
+    out: Path | None  # None: a new scratch folder, made only when there is something to write
     records: Path
     interpret: bool = False
     processes: int = protocol.PROCESSES
     like: LikePlan | None = None
+    verdict: bool = True  # False when --interpret cut a --like workload to its own sizes
+    progress: Progress = field(default_factory=lambda: Progress(enabled=False))
+    quiet: bool = False
+    # Names the instance where the host name alone does not (a Ray node among several on one
+    # host, measuring with no GPU UUID to tell them apart).
+    host: str | None = None
 
 
-def _spawn(plan: dict, workdir: Path, k: int, interpret: bool) -> dict:
+def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
     plan_path, result_path = workdir / f"plan{k}.json", workdir / f"result{k}.json"
-    plan_path.write_text(json.dumps(plan))
+    plan_path.write_text(json.dumps({**plan, "progressEvents": True}))
     env = dict(os.environ)
     env["TORCHINDUCTOR_CACHE_DIR"] = str(workdir / "inductor")  # later processes reuse compiled graphs
     if interpret:
         env["TRITON_INTERPRET"] = "1"
-    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.worker", str(plan_path), str(result_path)], env=env)
+    watch = watch or Watch(Progress(enabled=False), plan.get("processes", 1))
+    # stderr comes through the parent, so log lines print above the progress display.
+    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.worker", str(plan_path), str(result_path)], env=env,
+                            stderr=subprocess.PIPE, text=True, errors="replace")
     try:
+        watch.follow(k, proc.stderr)
         rc = proc.wait()
     except KeyboardInterrupt:
         proc.terminate()
         proc.wait()
         raise
     if rc != 0 or not result_path.exists():
+        for line in watch.failure_lines():
+            watch.progress.log(line)
         raise InputError([Problem(f"process {k + 1}", "$", f"measuring process exited with code {rc}; nothing written")])
     return json.loads(result_path.read_text())
 
@@ -77,13 +91,14 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
         "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
     }
     results: list[dict] = []
+    watch = Watch(opts.progress, follow["processes"], logs=not opts.quiet)
     with tempfile.TemporaryDirectory(prefix="sitegen-rerun-") as tmp:
         for k in range(follow["processes"]):
             skip = [f"{impl}|{wkey}" for impl, per in results[0]["gate"].items() for wkey, o in per.items()
                     if o["status"] != "passed"] if results else []
             plan = {**base, "process": k, "gate": k == 0, "skip": skip, "seed": 100_000 * (k + 1),
                     "repeatedProbe": k == 0 and mode == "controlled"}
-            results.append(_spawn(plan, Path(tmp), k, opts.interpret))
+            results.append(_spawn(plan, Path(tmp), k, opts.interpret, watch=watch))
     return results, {"facts": facts, "before": before}
 
 
@@ -106,6 +121,12 @@ def _command(case: Case, opts: Options) -> str:
             f"--pass {case.timed_pass} --impl {case.impl}" + (" --interpret" if opts.interpret else ""))
 
 
+def _why_nothing(rows: list[dict], unavailable: dict[str, str | None]) -> str:
+    reasons = [f"{impl} not available: {why}" for impl, why in sorted(unavailable.items())]
+    statuses = sorted({f"{r['impl']} {r['status']}" for r in rows})
+    return "; ".join(reasons + statuses) or "no case to measure"
+
+
 def run(opts: Options) -> dict[str, Any]:
     """Measure, assemble and write; returns the --json summary."""
     t0 = time.monotonic()
@@ -122,7 +143,7 @@ def run(opts: Options) -> dict[str, Any]:
     facts = parent["facts"]
     env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
     product = env["spec"]["hardware"]["product"]
-    inst = instance(facts)
+    inst = instance(facts, host=opts.host)
     tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
     op = catalog.operation_document(OPERATION)
     kdir = _kernels_dir()
@@ -144,17 +165,20 @@ def run(opts: Options) -> dict[str, Any]:
     shared = [op, env, proto, *impl_docs.values()]
     fixed = {"protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
     impl_digests = {impl: document_digest(doc) for impl, doc in impl_docs.items()}
-    rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like else None
+    # A rehearsal at other sizes is no rerun of the record: it is not linked to it.
+    rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like and opts.verdict else None
     max_sm_mhz = gpustate.max_sm_mhz(facts)
-    runs, summary_rows = [], []
+    bounds = protocol.settings(proto, opts.interpret)["rtol"]
+    runs, summary_rows, measured = [], [], 0
     for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
         wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
         shared.append(wdoc)
         gate = first["gate"].get(case.impl, {}).get(case.workload.key)
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
+        measured += any("samplesNs" in p for p in per)  # timed, whatever the checks then said
         result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
-                         max_sm_mhz=max_sm_mhz)
+                         max_sm_mhz=max_sm_mhz, rtol=bounds.get(case.workload.dtype))
         digests = {"implementationDigest": impl_digests[case.impl], "workloadDigest": document_digest(wdoc), **fixed}
         doc = records.run_doc(case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
                               instance=inst, dry_run=opts.interpret, command=_command(case, opts),
@@ -165,18 +189,26 @@ def run(opts: Options) -> dict[str, Any]:
                              "vocab": case.workload.vocab, "dtype": case.workload.dtype, "pass": case.timed_pass,
                              "status": result["status"], "medianNs": median,
                              "file": records.path_of(doc)})
+    unavailable = {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")}
+    if not measured:
+        raise InputError([Problem(str(opts.out or "--out"), "$", "no case was measured (" + _why_nothing(summary_rows, unavailable)
+                                  + "); nothing written")])
+    out = opts.out or Path(tempfile.mkdtemp(prefix="sitegen-dry-run-"))
     unique = {document_digest(d): d for d in shared}
-    written = records.write_all(records.plan_writes(opts.out, list(unique.values()), runs))
+    writes = records.plan_writes(out, list(unique.values()), runs)
+    fresh = not out.exists() or not any(out.iterdir())
+    written = records.write_all(out, writes, create_lock=opts.interpret and fresh)
     summary: dict[str, Any] = {
-        "ok": True, "product": product, "runs": summary_rows, "written": len(written),
-        "unavailable": {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")},
+        "ok": True, "product": product, "runs": summary_rows, "written": len(written), "out": str(out),
+        "scratch": opts.out is None, "unavailable": unavailable,
         "elapsedS": round(time.monotonic() - t0, 1),
     }
-    if opts.like:
+    if opts.like and opts.verdict:
         new_ns = summary_rows[0]["medianNs"] if summary_rows else None
         summary["verdict"] = judge(rerun_product=product, original_product=opts.like.original_product,
                                    rerun_value=new_ns, original_value=opts.like.original_ns,
                                    tolerance=opts.like.tolerance).text
+    if opts.like:
         ran = impl_docs.get(opts.like.impl, {}).get("spec", {}).get("projectRevision", {}).get("version")
         if opts.like.impl == "liger" and opts.like.original_version and ran and ran != opts.like.original_version:
             summary["implementationNote"] = f"implementation differs: Liger {opts.like.original_version} recorded, {ran} rerun"

@@ -1,6 +1,16 @@
 """Sample collection: CUDA events around each call with the L2 flushed before it, plus a
 host-timed cross-check, a repeated-input probe, and Liger's do_bench for --like.
 
+Sampling goes on until the 95% confidence interval of the median is within PRECISION of it
+(after the protocol's minimum samples and time) or the case's time budget is spent, in the
+spirit of nvbench's stdrel criterion; which one ended it is returned.
+
+Every timed call is followed, untimed, by runner.after(): its output is kept for the
+timed_output check and its inputs are moved (passes, timedcheck). The call before it is
+preceded by a device-side spin (torch.cuda._sleep) about as long as the host takes to issue
+the call, so that the start event fires only once the call is queued: event time is then
+GPU time, not the host's launch latency (see kernels/NOTES.md: the noisy backward).
+
 On a CPU (--interpret) the same loops run with the host clock: those numbers only rehearse
 the pipeline.
 """
@@ -14,10 +24,23 @@ import time
 import torch
 
 from sitegen.rerun.integrity import SAMPLE_BATCH_MS
-from sitegen.rerun.protocol import FLUSH_BYTES, PROBE_BLOCKS, PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS
+from sitegen.rerun.protocol import (FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS, MAX_WALL_S, PRECISION, PROBE_BLOCKS,
+                                    PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS)
+from sitegen.rerun.stats import ci_half_width_rel
 
 MAX_SAMPLES = 20000
 PROBE_MS = 50.0
+
+
+def _after(runner, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
+    after = getattr(runner, "after", None)
+    if after is not None:
+        after(i, out, check=check, perturb=perturb, pass_events=pass_events)
+
+
+def _pick(runner) -> bool:
+    check = getattr(runner, "check", None)
+    return check is not None and check.pick()
 
 
 class Clock:
@@ -26,6 +49,27 @@ class Clock:
     def __init__(self, device: str):
         self.cuda = device.startswith("cuda")
         self.flush_buf = torch.empty(FLUSH_BYTES if self.cuda else 1, dtype=torch.int8, device=device)
+        self.lead_cycles = 0
+        self.cycles_per_ms = self._calibrate() if self.cuda else 0.0
+
+    def _calibrate(self) -> float:
+        """Cycles of torch.cuda._sleep per millisecond on this GPU (its clock as it runs)."""
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(2_000_000)
+        end.record()
+        end.synchronize()
+        return 2_000_000 / max(start.elapsed_time(end), 1e-3)
+
+    def set_lead(self, host_ms: float) -> None:
+        """Spin the GPU this long before each timed call: LEAD_FACTOR × the host's issue time."""
+        if self.cuda:
+            self.lead_cycles = int(min(LEAD_MAX_MS, LEAD_FACTOR * host_ms) * self.cycles_per_ms)
+
+    def lead(self) -> None:
+        if self.lead_cycles:
+            torch.cuda._sleep(self.lead_cycles)
 
     def sync(self) -> None:
         if self.cuda:
@@ -35,7 +79,7 @@ class Clock:
         if self.cuda:
             self.flush_buf.zero_()
 
-    def timed(self, runner, indices, *, flush: bool = True, guard=None, batch: int = 0) -> list[int]:
+    def timed(self, runner, indices, *, flush: bool = True, guard=None, batch: int = 0, perturb: bool = True) -> list[int]:
         """One sample per index: (reset, flush, timed call); returns nanoseconds.
 
         With a ThrottleGuard, samples are taken `batch` at a time and a batch that ended with
@@ -47,35 +91,38 @@ class Clock:
             for i in indices:
                 runner.reset(i)
                 t0 = time.perf_counter_ns()
-                runner(i)
+                result = runner(i)
                 out.append(time.perf_counter_ns() - t0)
+                _after(runner, i, result, check=_pick(runner), perturb=perturb)
             return out
         if guard is None:
-            return self._events(runner, indices, flush)
+            return self._events(runner, indices, flush, perturb)
         step = max(1, batch)
         out = []
         for at in range(0, len(indices), step):
             chunk = indices[at:at + step]
             while True:
                 t0 = time.monotonic()
-                times = self._events(runner, chunk, flush)
+                times = self._events(runner, chunk, flush, perturb)
                 if guard.keep(len(chunk), time.monotonic() - t0):
                     break
             out += times
         return out
 
-    def _events(self, runner, indices: list[int], flush: bool) -> list[int]:
+    def _events(self, runner, indices: list[int], flush: bool, perturb: bool = True) -> list[int]:
         # Everything is queued before one synchronize, so the host runs ahead of the GPU.
         pairs = []
         for i in indices:
             runner.reset(i)
+            self.lead()
             if flush:
                 self.flush()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            runner(i)
+            result = runner(i)
             end.record()
             pairs.append((start, end))
+            _after(runner, i, result, check=_pick(runner), perturb=perturb, pass_events=(start, end))
         torch.cuda.synchronize()
         return [int(round(s.elapsed_time(e) * 1e6)) for s, e in pairs]
 
@@ -94,48 +141,73 @@ class Clock:
             runner.reset(i)
             self.sync()
             t0 = time.perf_counter_ns()
-            runner(i)
+            result = runner(i)
             t1 = time.perf_counter_ns()
             self.sync()
             t2 = time.perf_counter_ns()
+            _after(runner, i, result, check=False)
             whole.append(t2 - t0)
             wait.append(t2 - t1)
         return {"hostTimedNs": int(statistics.median(whole)), "hostWaitNs": int(statistics.median(wait))}
 
 
-def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: float = WARMUP_MIN_MS) -> tuple[int, float]:
+def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: float = WARMUP_MIN_MS) -> tuple[int, float, float]:
     """Call until compilation and autotuning are behind us: the first call (which compiles),
-    then at least `min_calls` more and `min_ms` of wall time. Returns (calls, ms per call)."""
+    then at least `min_calls` more and `min_ms` of wall time. Returns (calls, ms per call,
+    median host ms to issue one call)."""
     runner.reset(0)
-    runner(0)
+    _after(runner, 0, runner(0), check=False)
     clock.sync()
-    calls, t0 = 1, time.perf_counter()
+    calls, t0, issue = 1, time.perf_counter(), []
     while True:
         runner.reset(calls)
-        runner(calls)
+        t1 = time.perf_counter()
+        result = runner(calls)
+        issue.append(time.perf_counter() - t1)
+        _after(runner, calls, result, check=False)
         clock.sync()
         calls += 1
         elapsed = (time.perf_counter() - t0) * 1e3
         if calls > min_calls and elapsed >= min_ms:
-            return calls, elapsed / (calls - 1)
+            return calls, elapsed / (calls - 1), statistics.median(issue) * 1e3
 
 
 def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_probe: bool,
-            warmup: tuple[int, float] = (WARMUP_MIN_CALLS, WARMUP_MIN_MS), guard=None) -> dict:
-    """Samples of one implementation's pass in this process, with the cross-checks."""
-    warm_calls, est_ms = warm_up(clock, runner, *warmup)
+            warmup: tuple[int, float] = (WARMUP_MIN_CALLS, WARMUP_MIN_MS), guard=None,
+            max_ms: float | None = None, precision: float = PRECISION, max_wall_s: float = MAX_WALL_S) -> dict:
+    """Samples of one implementation's pass in this process, with the cross-checks.
+
+    At least `min_samples` and `min_ms` of event time (or `max_wall_s` of wall time); then on
+    until the median's 95% CI half-width is within `precision` of it, or `max_ms` of event time
+    or `max_wall_s` is spent.
+    """
+    warm_calls, est_ms, issue_ms = warm_up(clock, runner, *warmup)
+    clock.set_lead(issue_ms)
     per_ms = max(est_ms, 1e-6)
-    want = max(min_samples, min(MAX_SAMPLES, math.ceil(min_ms / per_ms)))
+    budget_ms = max(min_ms, max_ms if max_ms is not None else min_ms)
     batch = max(1, math.floor(SAMPLE_BATCH_MS / per_ms))
-    samples = clock.timed(runner, range(want), guard=guard, batch=batch)
-    # The estimate came from synchronized calls; top up if event time fell short of min_ms.
-    while sum(samples) < min_ms * 1e6 and len(samples) < MAX_SAMPLES:
-        more = min(MAX_SAMPLES - len(samples), max(min_samples, len(samples)))
+    t0 = time.monotonic()
+    samples = clock.timed(runner, range(min_samples), guard=guard, batch=batch)
+    stopped = "budget"
+    while len(samples) < MAX_SAMPLES:
+        spent, wall = sum(samples) / 1e6, time.monotonic() - t0
+        if (spent >= min_ms or wall >= max_wall_s) and ci_half_width_rel(samples) <= precision:
+            stopped = "precision"
+            break
+        if spent >= budget_ms or wall >= max_wall_s:
+            break
+        median_ms = max(statistics.median(samples) / 1e6, 1e-6)
+        wall_per = wall / len(samples)
+        left = min(math.ceil((budget_ms - spent) / median_ms), math.ceil((max_wall_s - wall) / max(wall_per, 1e-9)))
+        want = math.ceil((min_ms - spent) / median_ms) if spent < min_ms else max(min_samples, len(samples) // 2)
+        more = max(1, min(MAX_SAMPLES - len(samples), want, left))
         samples += clock.timed(runner, range(len(samples), len(samples) + more), guard=guard, batch=batch)
     probe = max(min_samples, min(len(samples), math.ceil(PROBE_MS / per_ms)))
     out = {
         "samplesNs": samples,
         "warmupCalls": warm_calls,
+        "samplingStoppedBy": stopped,
+        "leadMs": round(clock.lead_cycles / clock.cycles_per_ms, 4) if clock.lead_cycles else 0.0,
         **clock.host_batch(runner, probe),
     }
     if repeated_probe:
@@ -155,10 +227,14 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
             fresh += clock.timed(runner, range(at, at + per), guard=guard, batch=batch)
             at += per
             runner.reset(0)
-            runner(0)
-            repeated += clock.timed(runner, [0] * per, guard=guard, batch=batch)
+            _after(runner, 0, runner(0), check=False, perturb=False)
+            repeated += clock.timed(runner, [0] * per, guard=guard, batch=batch, perturb=False)
         out["repeatedMedianNs"] = int(statistics.median(repeated))
         out["repeatedFreshMedianNs"] = int(statistics.median(fresh))
+    check = getattr(runner, "check", None)
+    if check is not None:
+        clock.sync()
+        out["timedCheck"] = check.verify()
     return out
 
 
@@ -168,7 +244,7 @@ def do_bench_samples(clock: Clock, runner, *, rep_ms: float = 100.0, warmup_ms: 
     On a CPU do_bench cannot run (it needs a GPU's events); the host-timed loop stands in.
     """
     if not clock.cuda:
-        warm_calls, est_ms = warm_up(clock, runner, 1, 0.0)
+        warm_calls, est_ms, _ = warm_up(clock, runner, 1, 0.0)
         n = max(1, int(rep_ms / max(est_ms, 1e-6)))
         return {"samplesNs": clock.timed(runner, range(n)), "warmupCalls": warm_calls}
     import triton.testing

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
+from sitegen.rerun.watch import emit
 
 
 def _log(plan: dict, message: str, t0: float) -> None:
@@ -83,19 +84,21 @@ def run(plan: dict) -> dict:
     _log(plan, f"copy bandwidth {result['copyBytesPerS'] / 1e9:.1f} GB/s", t0)
     loads = [Workload(*w) for w in plan["workloads"]]
     skip = set(plan.get("skip", []))
+    clock = timing.Clock(device)
     if plan["gate"]:
-        gate_modules = {i: implementations.build(i, dynamic=True) if i == "torch-compile" else m for i, m in modules.items()}
-        for w in loads:
-            gated = gate_workload(gate_modules, w, plan["rtol"][w.dtype], device)
+        # The modules that will be timed are the ones gated (torch.compile too, dynamic=False).
+        for g, w in enumerate(loads):
+            emit(plan, stage="gate", done=g, total=len(loads))
+            gated = gate_workload(modules, w, plan["rtol"][w.dtype], device, clock)
             for impl, outcome in gated.items():
                 result["gate"].setdefault(impl, {})[w.key] = outcome
                 if outcome["status"] != "passed":
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
-    clock = timing.Clock(device)
     guard = ThrottleGuard(plan.get("maxSmMHz"))
     todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
             if i in modules and f"{i}|{w.key}" not in skip]
+    emit(plan, stage="cases", done=0, total=len(todo))
     for n, (w, p, impl) in enumerate(todo, 1):
         key = f"{w.key}/{p}/{impl}"
         guard.start_case()
@@ -104,13 +107,13 @@ def run(plan: dict) -> dict:
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
                                 seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
-                                liger_script=plan["mode"] == "do_bench")
+                                liger_script=plan["mode"] == "do_bench", rtol=plan["rtol"][w.dtype])
             if plan["mode"] == "do_bench":
                 out = timing.do_bench_samples(clock, runner)
             else:
                 out = timing.collect(clock, runner, min_samples=plan["minSamples"], min_ms=plan["minTimeMs"],
                                      repeated_probe=plan["repeatedProbe"], warmup=tuple(plan["warmup"]),
-                                     guard=guard)
+                                     guard=guard, max_ms=plan.get("maxTimeMs"))
             runner.release()
         except Exception as exc:  # one case failing (out of memory, a peer's bug) ends only that case
             out = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -127,9 +130,14 @@ def run(plan: dict) -> dict:
         if "samplesNs" in out:
             s = sorted(out["samplesNs"])
             retaken = f", {guard.discarded} retaken after throttling" if guard.discarded else ""
-            _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples{retaken}", t0)
+            stop = out.get("samplingStoppedBy", "")
+            checked = out.get("timedCheck", {})
+            wrong = checked.get("lossFailures", 0) + checked.get("gradientFailures", 0)
+            _log(plan, f"case {n}/{len(todo)} {key}: median {s[len(s) // 2] / 1e6:.4f} ms, {len(s)} samples "
+                       f"(stopped by {stop}){retaken}; {wrong} wrong of {checked.get('calls', 0)} timed outputs", t0)
         else:
             _log(plan, f"case {n}/{len(todo)} {key}: {out['error']}", t0)
+        emit(plan, stage="cases", done=n, total=len(todo))
     if device.startswith("cuda"):
         _log(plan, f"waited {guard.budget_s - guard.left_s:.1f} s of {guard.budget_s:g} s for an unthrottled GPU", t0)
     result["processCountAfter"] = gpustate.compute_processes()

@@ -19,18 +19,24 @@ from pydantic import ValidationError
 from sitegen.config import Config, Site, load_config
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
+from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
+from sitegen.site.chart_views import samples_of, sweep_charts
 from sitegen.site.citation import citation_cff
+from sitegen.site.cohort_table import rank_text
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.listings import gpu_pages, home_page, implementation_pages
-from sitegen.site.operation_page import operation_page
-from sitegen.site.record_page import record_page
+from sitegen.site.operation_page import operation_pages_with_runs
+from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
+from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
-from sitegen.site.write import SiteWriter, check_output, previous_build
+from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
+from sitegen.transaction import recover
 
 
 SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
@@ -96,7 +102,11 @@ def catalog(index: Index) -> dict[str, bytes]:
             "gpu": f.product, "timedPass": f.timed_pass,
             "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
             "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-            "comparisonKey": f.cohort, "rank": f.rank, "notEligible": f.reasons or None,
+            "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
+            "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
+            "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
+            "noisy": f.noisy, "notEligible": f.reasons or None,
+            "samples": samples_path(f.name) if samples_of(f) else None,
         })
     documents: dict[str, list[dict]] = {}
     for r in index.registry.records:
@@ -160,37 +170,59 @@ def _long_lived_heap():
 
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
+               progress: Progress | None = None, search: bool = False, unlocked: bool = False,
                jobs: int | None = None) -> BuildResult:
-    """Build the static site of the registry at ``records`` into ``out``.
+    """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
-    ``jobs`` worker processes render the record pages (default: one per core). When
-    ``out`` was built by sitegen from the very same inputs (fingerprint.build_inputs) and
-    still holds every file it wrote, it is left as it is.
+    A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
+    processes render the record pages (default: one per core). When ``out`` was built by
+    sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
+    file it wrote, it is left as it is.
     """
+    progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     present = check_output(out)
-    inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs)
+    progress.stage("checking for changes")
+    # An interrupted registry write is finished or undone before its files are fingerprinted,
+    # as open_registry would before reading them.
+    recover(records)
+    inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
     previous = previous_build(out, inputs, present)
     if previous is not None:
+        clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
     with _long_lived_heap() as settle:
-        registry = open_registry(records)
+        progress.stage("loading and checking records")
+        registry = open_registry(records, require_lock=not unlocked)
         config = load_config(records)
         if base_url:
             config = with_base_url(config, base_url)
+        progress.stage("indexing")
         index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
+        content = read_content(records, index)
         settle()
-        renderer = Renderer(config.site.title)
+        renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
+                            runs_by_path={L.run_path(f.name): f for f in index.runs})
         writer = SiteWriter(out, inputs=inputs, runs=len(index.runs))
         try:
             render_in_workers(
-                index, renderer, writer, _write_run_pages, lambda: _write_other_pages(index, renderer, writer),
-                default_jobs() if jobs is None else jobs,
+                index, renderer, writer, _write_run_pages,
+                lambda: _write_other_pages(index, renderer, writer, content, progress),
+                default_jobs() if jobs is None else jobs, progress,
             )
+            # Last: the sitemap lists every HTML page, the workers' record pages included.
+            write_site_edges(index, writer)
+            if search:
+                progress.stage("search index")
+                index_site(writer.tmp, writer)
+            progress.stage("writing files")
             writer.commit()
+        except OSError as exc:
+            writer.abort()
+            raise writer.problem(exc) from None
         except BaseException:
             writer.abort()
             raise
@@ -201,18 +233,26 @@ def _twin(path: str) -> str:
     return path.removesuffix("index.html") + "index.json"
 
 
-def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs) -> None:
+def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(_twin(page.path), (page.manifest + "\n").encode())
+        samples = samples_document(facts)
+        if samples is not None:
+            writer.add(samples_path(facts.name), to_json(samples))
+        advance()
 
 
-def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> None:
+def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
+    progress.stage("operation, listing and home pages")
     for operation in index.operations:
-        page = operation_page(operation, index)
-        writer.add(page.path, renderer.render("operation.html", page))
-        writer.add(_twin(page.path), to_json(page))
+        runs = index.runs_of_operation.get(operation.name, [])
+        for page, shown in operation_pages_with_runs(operation, index):
+            writer.add(page.path, renderer.render(
+                "operation.html", page, sweep_charts=sweep_charts(shown), description=content.descriptions.get(operation.name),
+                feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
+            writer.add(_twin(page.path), to_json(page))
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))
         writer.add(_twin(page.path), to_json(page))
@@ -230,3 +270,5 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter) -> 
     ))
     for name, data in static_files().items():
         writer.add(name, data)
+    write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
+                       schema_names=list(schema_files()), updated=build_date(index))

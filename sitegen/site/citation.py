@@ -23,27 +23,41 @@ class Citation:
     csl_json: str
 
 
+# BibTeX counts braces even after a backslash, so "\\}" would still close the field: braces
+# become commands whose own braces balance.
 _BIBTEX = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&", "$": r"\$",
+    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}", "%": r"\%", "&": r"\&", "$": r"\$",
     "#": r"\#", "_": r"\_", "^": r"\^{}", "~": r"\~{}",
 }
 
 
 def _bibtex_escape(text: str) -> str:
-    return "".join(_BIBTEX.get(char, char) for char in text)
+    # Control characters (a line break, a NUL) have no meaning in a BibTeX value.
+    return "".join(_BIBTEX.get(char, " " if ord(char) < 32 or ord(char) == 127 else char) for char in text)
+
+
+def _bibtex_url(url: str) -> str:
+    """A URL for ``\\url{…}``: braces, backslashes, spaces and control characters percent-encoded.
+
+    An unbalanced brace would end the field early and let the rest of the URL add fields of
+    its own; encoded, the URL still leads to the same place.
+    """
+    return "".join(f"%{ord(char):02X}" if char in "{}\\ " or ord(char) < 32 or ord(char) == 127 else char for char in url)
 
 
 def cite_run(*, title: str, site_title: str, publisher: str, permalink: str, digest: str, observed: str) -> Citation:
     """Citations of one run; ``observed`` is its YYYY-MM-DD date."""
     year, month, day = (int(part) for part in observed.split("-"))
-    text = f"{title}. {publisher}, {observed}. {site_title}. {permalink} ({digest}). Accessed {ACCESS_PLACEHOLDER}."
+    # The registry named once when it is also the publisher (its own reruns).
+    container = "" if publisher == site_title else f" In {site_title}."
+    text = f"{title}. {publisher}, {observed}.{container} {permalink} ({digest}). Accessed {ACCESS_PLACEHOLDER}."
     key = "sitegen-" + run_short_id(digest)
     bibtex = "\n".join([
         f"@misc{{{key},",
         f"  title = {{{_bibtex_escape(title)}}},",
         f"  author = {{{{{_bibtex_escape(publisher)}}}}},",
         f"  year = {{{year}}},",
-        f"  howpublished = {{\\url{{{permalink}}}}},",
+        f"  howpublished = {{\\url{{{_bibtex_url(permalink)}}}}},",
         f"  note = {{{_bibtex_escape(site_title)}; run digest {digest}; accessed {ACCESS_PLACEHOLDER}}},",
         "}",
     ])
@@ -60,23 +74,19 @@ def cite_run(*, title: str, site_title: str, publisher: str, permalink: str, dig
     return Citation(text, bibtex, json.dumps(csl, indent=2, ensure_ascii=False))
 
 
-def _yaml_string(text: str) -> str:
-    # JSON strings are valid YAML double-quoted scalars.
-    return json.dumps(text, ensure_ascii=False)
-
-
 def citation_cff(*, title: str, base_url: str, repository_url: str, license: str, released: str) -> bytes:
-    """A CITATION.cff (Citation File Format 1.2.0) for the whole registry."""
-    lines = [
-        "cff-version: 1.2.0",
-        "message: If you use these benchmark records, please cite the registry and each record's source.",
-        "type: dataset",
-        f"title: {_yaml_string(title)}",
-        "authors:",
-        f"  - name: {_yaml_string(title + ' contributors')}",
-        f"url: {_yaml_string(base_url)}",
-        f"repository: {_yaml_string(repository_url)}",
-        f"license: {_yaml_string(license)}",
-        f"date-released: {_yaml_string(released)}",
-    ]
-    return ("\n".join(lines) + "\n").encode()
+    """A CITATION.cff (Citation File Format 1.2.0) for the whole registry, written by a YAML emitter."""
+    import yaml
+
+    document = {
+        "cff-version": "1.2.0",
+        "message": "If you use these benchmark records, please cite the registry and each record's source.",
+        "type": "dataset",
+        "title": title,
+        "authors": [{"name": title + " contributors"}],
+        "url": base_url,
+        "repository": repository_url,
+        "license": license,
+        "date-released": released,
+    }
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=1 << 20).encode()

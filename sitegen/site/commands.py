@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP
+from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -28,6 +28,10 @@ class AttestKind(click.Choice):
         return ATTEST_KINDS
 
 
+# Quicker builds finish before a display would be worth drawing.
+BUILD_PROGRESS_AFTER_S = 2.0
+
+
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
               show_default=True, help="Registry folder to build from.")
@@ -35,8 +39,13 @@ class AttestKind(click.Choice):
               help="Output folder; replaced only if sitegen built it.")
 @click.option("--base-url", help="Absolute URL the site is served from (overrides sitegen.toml); used for permalinks.")
 @click.option("--exclude-dry-runs", is_flag=True, help="Leave out runs marked evidence.dryRun.")
+@click.option("--quiet", is_flag=True, help="No progress display on stderr (shown only on a terminal, for builds over 2 s).")
+@click.option("--search/--no-search", default=True, show_default=True,
+              help="Index the pages with Pagefind and put a search box on every page.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Processes rendering record pages  [default: one per core]")
-def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, jobs: int | None) -> None:
+@UNLOCKED
+def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
+          jobs: int | None, unlocked: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -44,6 +53,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     works on any static host and under `python -m http.server`.
     """
     from sitegen.problems import InputError, Problem
+    from sitegen.progress import Progress, wanted
     from sitegen.site.build import bad_base_url, build_site
 
     # Checked here as well as in build_site, so a bad URL is named before the registry is read.
@@ -51,8 +61,12 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         raise bad_base_url()
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
+    if unlocked:
+        warn_unlocked(records)
     started = time.perf_counter()
-    result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, jobs=jobs)
+    with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
+        result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
+                            search=search, unlocked=unlocked, jobs=jobs)
     elapsed = time.perf_counter() - started
     if not result.fresh:
         click.echo(f"{out} is up to date: built from the same records and options ({result.runs} run page(s), "
@@ -64,8 +78,9 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.argument("run")
 @click.option("--kind", required=True, type=AttestKind(), help="What kind of note.")
-@click.option("--value", help='The number you observed, with its unit, e.g. "9.3 ms".')
-@click.option("--note", help="The note, in Markdown (rendered sanitized).")
+@click.option("--value", help='The number you observed, with a unit of the run\'s metric, e.g. "9.3 ms" on a latency '
+                               'run; stored normalized ("9300 us" becomes "9.3 ms").')
+@click.option("--note", help="The note, in Markdown (rendered sanitized). A note needs --value or --note.")
 @click.option("--link", help="Supporting http(s) link.")
 @click.option("--author", default="anonymous", show_default=True, help="Who writes the note.")
 @click.option("--date", "day", help="Date of the note, YYYY-MM-DD (default: today).")
@@ -85,3 +100,26 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
         raise InputError([Problem(str(records), "$", "no such registry folder")])
     path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day)
     click.echo(f"wrote {path}", err=True)
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+              show_default=True, help="Registry folder to build from and watch.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced only if sitegen built it.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--search/--no-search", default=True, show_default=True, help="Index the pages with Pagefind on every build.")
+def serve(records: Path, out: Path, port: int, search: bool) -> None:
+    """Build the site, serve it on 127.0.0.1 and rebuild when records, settings or templates change.
+
+    Open pages reload after each rebuild. An edit that does not build prints its
+    problems here and on the open page, and the last good site keeps being served.
+    """
+    from sitegen.problems import InputError, Problem
+    from sitegen.site.build import build_site
+    from sitegen.site.serve import serve as run_server
+
+    if not records.is_dir():
+        raise InputError([Problem(str(records), "$", "no such registry folder")])
+    run_server(records, out, port=port, build=lambda: build_site(records, out, search=search))

@@ -9,12 +9,19 @@ conditions it meets. Attestations never enter here.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cache
 
-from sitegen.rerun.protocol import AGREEMENT, HARNESS
-from sitegen.site.index import Index, RunFacts
+from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, protocol_document
+from sitegen.site.runfacts import RunFacts
 from sitegen.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
+
+# Which integrity check each protocol field promises.
+CHECK_OF_FIELD = {
+    "roofline": "roofline", "repeatedInputMaxSpeedup": "repeated_input", "throttleCheck": "throttle",
+    "exclusiveGpu": "exclusive_gpu", "timedOutputCheck": "timed_output",
+}
 
 
 def agreement(facts: RunFacts) -> float:
@@ -23,6 +30,34 @@ def agreement(facts: RunFacts) -> float:
     if integrity is not None and integrity.agreement is not None:
         return integrity.agreement
     return AGREEMENT
+
+
+def _promised(spec) -> tuple[str, ...]:
+    integrity = spec.integrity.model_dump() if spec.integrity else {}
+    checks = [check for field, check in CHECK_OF_FIELD.items() if integrity.get(field)]
+    if spec.measurement.hostTimedCrossCheck:
+        checks.append("host_timed")
+    return tuple(sorted(checks))
+
+
+@cache
+def _own_checks() -> tuple[str, ...]:
+    """The checks sitegen's own controlled protocol promises: asked of a rerun under a protocol that promises none."""
+    from sitegen.model import BenchmarkProtocol
+
+    return _promised(BenchmarkProtocol.model_validate(protocol_document(
+        version=None, commit=None, repository=None, interpret=False)).spec)
+
+
+def required_checks(facts: RunFacts) -> tuple[str, ...]:
+    """The integrity checks a Verified run of this protocol must show: those its protocol promises.
+
+    A --like rerun cites a published protocol (Liger's do_bench) that promises no checks;
+    it is held to the checks of sitegen's own protocol, so citing another protocol never
+    makes Verified cheaper.
+    """
+    spec = facts.protocol.model.spec
+    return _promised(spec) if spec.integrity is not None else _own_checks()
 
 
 def _has_samples(facts: RunFacts) -> bool:
@@ -42,21 +77,46 @@ def reproducible(facts: RunFacts) -> bool:
     )
 
 
-def verified(facts: RunFacts) -> bool:
-    """A controlled rerun that passed correctness and every integrity check."""
+def controlled(facts: RunFacts) -> bool:
+    """Measured by `sitegen rerun`: under its own protocol, or under a cited one with --like.
+
+    The harness stays named as the protocol names it (a --like rerun of Liger's do_bench
+    record times with do_bench); the integrity checks and the command say sitegen ran it.
+    """
+    evidence = facts.run.spec.evidence
+    if evidence is None or not evidence.integrity:
+        return False
+    return facts.harness == HARNESS or (evidence.command or "").startswith("sitegen rerun")
+
+
+def verified(facts: RunFacts) -> tuple[bool, str | None]:
+    """(Verified?, why not, when only a missing check stands in the way).
+
+    A controlled rerun that passed correctness and every integrity check its protocol
+    requires, with raw samples and the GPU's UUID.
+    """
     spec = facts.run.spec
     evidence = spec.evidence
     correctness = spec.correctness
-    return bool(
-        spec.status == "passed"
-        and facts.harness == HARNESS
-        and evidence is not None and not evidence.dryRun
-        and evidence.integrity and all(check.passed for check in evidence.integrity)
+    if not (
+        controlled(facts)
+        and spec.status == "passed"
+        and not evidence.dryRun
+        and all(check.passed for check in evidence.integrity)
         and correctness is not None and correctness.status == "passed"
         and correctness.cases and all(case.passed for case in correctness.cases)
         and _has_samples(facts)
         and evidence.instance is not None and evidence.instance.gpuUuid
-    )
+    ):
+        return False, None
+    ran = {check.name for check in evidence.integrity}
+    missing = [check for check in required_checks(facts) if check not in ran]
+    if missing:
+        family = facts.protocol.model.spec.comparability.family
+        plural = len(missing) > 1
+        why = "not recorded" if family == FAMILY else f"not run under the {family} protocol"
+        return False, f"not Verified: the {', '.join(missing)} check{'s' if plural else ''} {'were' if plural else 'was'} {why}"
+    return True, None
 
 
 def _agree(a: float, b: float, tolerance: float) -> bool:
@@ -65,11 +125,13 @@ def _agree(a: float, b: float, tolerance: float) -> bool:
     return low > 0 and abs(a - b) / low <= tolerance
 
 
-def assign_levels(index: Index) -> None:
-    """Set ``level`` on every run of the index."""
+def assign_levels(runs: list[RunFacts]) -> None:
+    """Set ``level`` (and ``level_reason``) on every run."""
     verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
-    for facts in index.runs:
-        if verified(facts):
+    for facts in runs:
+        ok, reason = verified(facts)
+        facts.level_reason = reason
+        if ok:
             facts.level = "Verified"
             if facts.cohort:
                 verified_groups[(facts.cohort, facts.run.spec.implementationDigest)].append(facts)

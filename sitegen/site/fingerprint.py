@@ -15,8 +15,9 @@ from pathlib import Path
 
 import sitegen
 
-# Libraries whose output ends up in the pages.
-RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic")
+# Libraries whose output ends up in the pages: templates and Markdown, the numbers of the
+# bootstrap intervals, CITATION.cff, and the search index with its script.
+RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic", "numpy", "pyyaml", "pagefind", "pagefind-bin")
 
 
 def _files(root: Path) -> list[tuple[str, str]]:

@@ -15,70 +15,14 @@ from sitegen.digest import comparison_key
 from sitegen.loader import Record
 from sitegen.model import BenchmarkRun
 from sitegen.registry import Registry
+from sitegen.site.evidence import assign_levels
+from sitegen.site.ranking import rank_cohort
+from sitegen.site.runfacts import RunFacts
 from sitegen.verdict import pass_from_benchmark
 
+__all__ = ["Index", "RunFacts", "build_index", "gpu_slugs", "primary", "slug", "timed_pass"]
+
 UNKNOWN_PASS = "unspecified"
-
-
-@dataclass(eq=False)
-class RunFacts:
-    """One BenchmarkRun and everything derived about it."""
-
-    record: Record
-    implementation: Record
-    workload: Record
-    operation: Record
-    protocol: Record
-    environment: Record
-    timed_pass: str
-    metric: str | None
-    statistic: str | None
-    value: float | None
-    unit: str | None
-    cohort: str | None
-    reasons: list[str]
-    rank: int | None = None
-    leader: RunFacts | None = None
-    level: str = "Reported"
-    attestations: list[Record] = field(default_factory=list)
-    reruns: list[RunFacts] = field(default_factory=list)
-    rerun_of: RunFacts | None = None
-    gpu_slug: str = ""
-    """Path segment of the GPU page of this run's product (unique per product; see gpu_slugs)."""
-
-    @property
-    def run(self) -> BenchmarkRun:
-        return self.record.model
-
-    @property
-    def name(self) -> str:
-        return self.record.name
-
-    @property
-    def digest(self) -> str:
-        return self.record.digest
-
-    @property
-    def observed(self) -> str:
-        return self.run.spec.observedAt[:10]
-
-    @property
-    def gpu(self) -> str:
-        hardware = self.environment.model.spec.hardware
-        return f"{hardware.product} ({hardware.architecture})"
-
-    @property
-    def product(self) -> str:
-        return self.environment.model.spec.hardware.product
-
-    @property
-    def harness(self) -> str:
-        return self.protocol.model.spec.harness.name
-
-    @property
-    def dry_run(self) -> bool:
-        evidence = self.run.spec.evidence
-        return bool(evidence and evidence.dryRun)
 
 
 @dataclass
@@ -97,6 +41,8 @@ class Index:
     dangling_reruns: dict[str, str] = field(default_factory=dict)
     pretty: dict[str, str] = field(default_factory=dict)
     """Pretty-printed JSON of shared documents (protocols, environments), by file and pointer."""
+    cohort_pages: dict[str, str] = field(default_factory=dict)
+    """The page each cohort's table is on, by comparison key (filled by the operation pages' layout)."""
 
 
 def slug(text: str) -> str:
@@ -126,7 +72,7 @@ def gpu_slugs(products: set[str]) -> dict[str, str]:
     segments = {}
     for base, group in by_slug.items():
         for product in group:
-            segments[product] = base if base and len(group) == 1 else _hashed(base or "gpu", product)
+            segments[product] = base if _plain(base) and len(group) == 1 else _hashed(base[:MAX_SLUG] or "gpu", product)
     # A hashed segment could in principle equal another product's plain slug (a name
     # ending in the same 8 hex): then that product is hashed as well.
     taken = {segment for product, segment in segments.items() if segment != slug(product)}
@@ -134,6 +80,17 @@ def gpu_slugs(products: set[str]) -> dict[str, str]:
         if segment in taken and segment == slug(product):
             segments[product] = _hashed(segment, product)
     return segments
+
+
+# A product may be 300 characters; a path segment must stay under 255 bytes.
+MAX_SLUG = 100
+
+
+def _plain(base: str) -> bool:
+    """A slug usable as it is: not empty, not too long, not a Windows device name."""
+    from sitegen.model.common import WINDOWS_DEVICES
+
+    return bool(base) and len(base) <= MAX_SLUG and base not in WINDOWS_DEVICES
 
 
 def _hashed(base: str, product: str) -> str:
@@ -197,31 +154,20 @@ def _facts(record: Record, registry: Registry) -> RunFacts:
         reasons.append(f"no {ranking_statistic}, the protocol's primary statistic" if measured else "no primary metric")
     if spec.evidence and spec.evidence.dryRun:
         reasons.append("dry run (CPU rehearsal)")
+    # Any failed integrity check takes the run out of every ranking, whatever its status says.
+    flagged = [f"{check.name}: {check.detail}" if check.detail else check.name
+               for check in (spec.evidence.integrity if spec.evidence else None) or [] if not check.passed]
+    reasons += [f"flagged: {text}" for text in flagged]
     return RunFacts(
         record=record, implementation=get(spec.implementationDigest), workload=workload,
         operation=operation, protocol=protocol, environment=environment, timed_pass=the_pass,
         metric=metric, statistic=statistic, value=value, unit=unit, cohort=cohort, reasons=reasons,
+        flagged=flagged,
     )
-
-
-def _rank(cohorts: dict[str, list[RunFacts]]) -> None:
-    """Dense ranks, ascending by primary value (lower time or memory is better)."""
-    for members in cohorts.values():
-        members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
-        rank, previous, leader = 0, None, None
-        for facts in members:
-            if facts.reasons:
-                continue
-            if facts.value != previous:
-                rank, previous = rank + 1, facts.value
-            leader = leader or facts
-            facts.rank, facts.leader = rank, leader
 
 
 def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = False) -> Index:
     """Index a validated registry once; everything later is a lookup."""
-    from sitegen.site.evidence import assign_levels
-
     runs = [_facts(r, registry) for r in registry.of_kind("BenchmarkRun")]
     if exclude_dry_runs:
         runs = [f for f in runs if not f.dry_run]
@@ -239,7 +185,11 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
         by_operation[facts.operation.name].append(facts)
         by_implementation[facts.implementation.name].append(facts)
         by_gpu[facts.gpu_slug].append(facts)
-    _rank(cohorts)
+    # Levels first: a cohort's representative run is chosen by level.
+    assign_levels(runs)
+    for members in cohorts.values():
+        members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
+        rank_cohort(members)
     for attestation in registry.of_kind("Attestation"):
         target = by_digest.get(attestation.model.spec.run)
         if target is not None:
@@ -261,5 +211,4 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
         runs_of_operation=dict(by_operation), runs_of_implementation=dict(by_implementation),
         runs_of_gpu=dict(by_gpu), dangling_reruns=dangling,
     )
-    assign_levels(index)
     return index

@@ -44,6 +44,11 @@ def operation_path(name: str) -> str:
     return f"operations/{name}/index.html"
 
 
+def operation_gpu_path(operation: str, gpu_slug: str) -> str:
+    """An operation's page for one GPU, when it was measured on several."""
+    return f"operations/{operation}/{gpu_slug}/index.html"
+
+
 def implementation_path(name: str) -> str:
     return f"implementations/{name}/index.html"
 

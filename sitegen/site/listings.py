@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from sitegen.site import labels as L
 from sitegen.site import units
+from sitegen.site.cohort_table import rank_text, value_text
 from sitegen.site.evidence import LEVELS
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
+from sitegen.site.ranking import headline_pass
 
 NEWEST = 12
 PAGE_ROWS = 250
@@ -84,6 +86,15 @@ def paginated(path: str, title: str, heading: str, facts: list[Row], rows: list[
 
 
 @dataclass(frozen=True)
+class LeaderRow:
+    operation: Link
+    gpu: str
+    timed_pass: str
+    leader: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class HomePage:
     path: str
     title: str
@@ -94,11 +105,8 @@ class HomePage:
     gpus: list[CountRow]
     implementations: list[CountRow]
     levels: list[CountRow]
+    leaders: list[LeaderRow]
     newest: list[RunRow]
-
-
-def value_text(facts: RunFacts) -> str:
-    return units.show(facts.value, facts.unit) if facts.value is not None else "—"
 
 
 def implementation_title(record, index: Index) -> str:
@@ -117,7 +125,7 @@ def run_row(facts: RunFacts) -> RunRow:
         workload=L.workload_label(facts.workload),
         gpu=Link(facts.gpu, L.gpu_path(facts.gpu_slug)), timed_pass=facts.timed_pass,
         metric=f"{facts.metric} · {facts.statistic}" if facts.metric else "—", value=value_text(facts),
-        rank=str(facts.rank) if facts.rank is not None else "not ranked", level=facts.level,
+        rank=rank_text(facts), level=facts.level,
         status=facts.run.spec.status, observed=facts.observed,
     )
 
@@ -180,6 +188,39 @@ def gpu_pages(index: Index) -> list[ListPage]:
     return [index_page, *pages]
 
 
+def leader_rows(index: Index) -> list[LeaderRow]:
+    """Per operation and GPU, who leads the headline pass's latency cohorts (full when there is one)."""
+    rows = []
+    for operation in index.operations:
+        runs = index.runs_of_operation.get(operation.name, [])
+        headline = headline_pass(runs)
+        tally: dict[str, dict[str, list[int]]] = {}
+        gpus: dict[str, str] = {}
+        for key in sorted({f.cohort for f in runs if f.cohort}):
+            members = index.cohorts[key]
+            first = members[0]
+            if first.timed_pass != headline or first.metric != "latency":
+                continue
+            gpus[first.gpu_slug] = first.gpu
+            counts = tally.setdefault(first.gpu_slug, {})
+            for f in members:
+                if f.rank == 1:
+                    counts.setdefault(L.implementation_label(f.implementation), [0, 0])[0 if f.rank_label == "1" else 1] += 1
+            counts.setdefault("", [0, 0])[0] += 1
+        for gpu_slug in sorted(tally):
+            counts = tally[gpu_slug]
+            total = counts.pop("")[0]
+            if not counts:
+                continue
+            name, (alone, shared) = max(counts.items(), key=lambda item: (sum(item[1]), item[1][0], [-ord(c) for c in item[0]]))
+            detail = f"first in {alone + shared} of {total} workload{'s' if total > 1 else ''}"
+            if shared:
+                detail += f" ({shared} shared)"
+            rows.append(LeaderRow(Link(L.operation_title(operation), L.operation_path(operation.name)), gpus[gpu_slug],
+                                  headline or "", name, detail))
+    return rows
+
+
 def home_page(index: Index) -> HomePage:
     sources: Counter = Counter()
     for f in index.runs:
@@ -204,5 +245,6 @@ def home_page(index: Index) -> HomePage:
         gpus=[CountRow(item.item, item.count) for item in gpu_items(index)],
         implementations=[CountRow(item.item, item.count) for item in implementation_items(index)],
         levels=[CountRow(Link(f"{level} evidence", ""), levels.get(level, 0)) for level in LEVELS],
+        leaders=leader_rows(index),
         newest=by_newest(index.runs, NEWEST),
     )

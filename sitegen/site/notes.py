@@ -1,9 +1,11 @@
 """Community notes: render their Markdown safely, and write new Attestation documents.
 
-Markdown goes through markdown-it-py with raw HTML passed on, then nh3 (an allow-list
-sanitizer) removes every tag and attribute not listed below and every link whose scheme
-is not http or https. Sanitizing the final HTML, rather than trusting the Markdown
-renderer, also catches links and tags spelled as raw HTML.
+Markdown goes through Python-Markdown (the renderer the design names; it passes raw HTML
+and javascript: links through), then nh3 (an allow-list sanitizer) removes every tag and
+attribute not listed below and every link whose scheme is not http or https. Sanitizing
+the final HTML, rather than trusting the Markdown renderer, also catches links and tags
+spelled as raw HTML. Site pages and operation descriptions (sitegen.site.pages) use the
+same function.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from sitegen.model.run import AttestationBody
 from sitegen.problems import InputError, Problem
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "h4",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "p", "br", "hr", "a", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li",
+    "h2", "h3", "h4", "table", "thead", "tbody", "tr", "th", "td",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"scope"}, "ol": {"start"}}
 ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].annotation)
@@ -26,19 +28,25 @@ ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].an
 ATTESTATIONS_DIR = "attestations"
 
 
-def render_markdown(text: str) -> str:
-    """Markdown → sanitized HTML: safe tags only, links only http/https."""
-    import nh3
-    from markdown_it import MarkdownIt
+def render_markdown(text: str, *, top_heading: int = 4) -> str:
+    """Markdown → sanitized HTML: safe tags only, links only http/https.
 
-    # Every heading of a note becomes h4: the note's own title is an h3 under the page's
-    # h2 "Replications and notes", and heading levels must not skip.
-    html = MarkdownIt("commonmark", {"html": True}).render(text)
-    html = re.sub(r"<(/?)h[1-6]\b", r"<\1h4", html)
-    return nh3.clean(
+    Headings shift so the source's first level becomes ``top_heading`` (never past h4):
+    a note's own title is an h3 under the page's h2 "Replications and notes", and a site
+    page's title is its h1, and heading levels must not skip.
+    """
+    import markdown
+    import nh3
+
+    # "tables" and "fenced_code": the GitHub-style Markdown people write in notes.
+    html = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
+    html = re.sub(r"<(/?)h([1-6])\b", lambda m: f"<{m.group(1)}h{min(int(m.group(2)) + top_heading - 1, 4)}", html)
+    clean = nh3.clean(
         html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https"},
         link_rel="nofollow noopener noreferrer",
-    ).strip()
+    )
+    # A link whose target nh3 removed (javascript:, data:) is left as its plain text.
+    return re.sub(r'<a rel="nofollow noopener noreferrer">(.*?)</a>', r"\1", clean, flags=re.S).strip()
 
 
 def find_run(registry, ref: str):
@@ -71,15 +79,34 @@ def attest(
     author: str, day: str | None,
 ) -> Path:
     """Write an Attestation on a run into ``root/attestations/`` and refresh the lock."""
-    from sitegen.atomicwrite import write_new
+    from sitegen.registry import open_registry
+    from sitegen.transaction import registry_transaction
+
+    # Read, decide and write under the registry's writer lock: two attests at once would
+    # otherwise both build their lock from the same old one, and one note would drop out.
+    with registry_transaction(root) as txn:
+        return _attest(txn, open_registry(root), ref, kind=kind, value=value, note=note, link=link, author=author, day=day)
+
+
+def _attest(txn, registry, ref: str, *, kind: str, value: str | None, note: str | None, link: str | None,
+            author: str, day: str | None) -> Path:
     from sitegen.importers.registrywrite import write_lock
     from sitegen.layout import render
     from sitegen.loader import validate_document
     from sitegen.model import API_VERSION
-    from sitegen.registry import lock_key, open_registry
+    from sitegen.registry import lock_key
 
-    registry = open_registry(root)
+    from sitegen.site.index import primary
+    from sitegen.site.observedvalue import normalize
+
+    if value is None and not (note and note.strip()):
+        raise InputError([Problem("--note", "$", "a note needs --value or --note: with neither it says nothing")])
+    root = txn.root
     run = find_run(registry, ref)
+    if value is not None:
+        statistic = registry.by_digest[run.model.spec.protocolDigest].model.spec.measurement.primaryStatistic
+        metric, _, _, unit = primary(run.model, statistic) or (None, None, None, None)
+        value = normalize(value, metric, unit)
     day = day or Date.today().isoformat()
     taken = {r.name for r in registry.of_kind("Attestation")}
     name = _note_name(run.name, kind, day, taken)
@@ -97,9 +124,9 @@ def attest(
     same = registry.by_digest.get(record.digest)
     if same is not None:
         raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
-    write_new(path, render(document))
+    txn.write(f"{ATTESTATIONS_DIR}/{name}.json", render(document), new=True)
     # open_registry matched every document against the lock (or there was none), so the new
     # lock is the registry's records plus this note: no second load of the whole registry.
     locked = {lock_key(r): r.digest for r in registry.records}
-    write_lock(root, {**locked, lock_key(record): record.digest})
+    write_lock(txn, {**locked, lock_key(record): record.digest})
     return path

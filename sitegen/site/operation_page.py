@@ -1,4 +1,11 @@
-"""The operation page ("All results for …"): cohorts ranked, sweeps along varying axes, history."""
+"""The operation pages: a summary of leaders first, then cohorts by GPU, pass and dtype.
+
+Layout, so that no page grows with the registry: an operation measured on several GPUs
+gets a page per GPU (operations/<op>/<gpu-slug>/) under a summary page; a GPU with more
+than INLINE_COHORTS cohorts gets a page per pass (…/<gpu-slug>/<pass>/) under its own
+summary. Otherwise everything sits on one page. History is split the same way and capped;
+the GPU's page (gpus/<slug>/) lists every run.
+"""
 
 from __future__ import annotations
 
@@ -6,61 +13,61 @@ from dataclasses import dataclass
 
 from sitegen.site import labels as L
 from sitegen.site import units
-from sitegen.site.index import Index, RunFacts
-from sitegen.site.labels import Link
-from sitegen.site.listings import RunRow, by_newest, run_row, value_text
+from sitegen.site.cohort_table import CohortView, cohort_view
+from sitegen.site.index import Index, RunFacts, slug
+from sitegen.site.labels import Link, operation_gpu_path
+from sitegen.site.listings import RunRow, by_newest, run_row
+from sitegen.site.ranking import PASS_ORDER, headline_pass
+from sitegen.site.sweeps import SweepTable, sweeps
+
+INLINE_COHORTS = 30
+HISTORY_ROWS = 50
+PASS_TITLES = {"full": "full: forward + backward", "forward": "forward pass", "backward": "backward pass"}
+HEADLINE_NOTE = ("The headline ranking: implementations split the gradient work between forward and backward "
+                 "differently, so only forward + backward together compares like with like.")
+SPLIT_NOTE = ("Read each time with the implementation's pass note: an implementation that computes the gradient in "
+              "forward is slow here and nearly free in backward, and the other way round.")
 
 
 @dataclass(frozen=True)
-class RankedRow:
-    rank: int
-    run: Link
-    revision: str
-    value: str
-    ratio: str
-    level: str
-    observed: str
-
-
-@dataclass(frozen=True)
-class UnrankedRow:
-    run: Link
-    value: str
-    reasons: str
-
-
-@dataclass(frozen=True)
-class CohortView:
-    id: str
-    heading: str
-    key: str
-    ranked: list[RankedRow]
-    unranked: list[UnrankedRow]
-
-
-@dataclass(frozen=True)
-class CohortGroup:
-    heading: str
+class SummaryRow:
     gpu: Link
+    dtype: str
+    workload: str
+    leader: Link
+    leader_rank: str
+    leader_value: str
+    runner_up: Link | None
+    runner_up_rank: str
+    runner_up_value: str
+    gap: str
+    leads: str
+    cohort: Link
+
+
+@dataclass(frozen=True)
+class DtypeSection:
+    id: str
+    dtype: str
     cohorts: list[CohortView]
 
 
 @dataclass(frozen=True)
-class SweepRow:
-    implementation: str
-    gpu: str
-    timed_pass: str
-    dtype: str
-    fixed: str
-    cells: list[Link | None]
+class PassSection:
+    id: str
+    title: str
+    headline: bool
+    note: str
+    dtypes: list[DtypeSection]
 
 
 @dataclass(frozen=True)
-class SweepTable:
-    axis: str
-    caption: str
-    columns: list[str]
-    rows: list[SweepRow]
+class GpuSection:
+    id: str
+    heading: str
+    gpu: Link
+    filters: list[Link]
+    passes: list[PassSection]
 
 
 @dataclass(frozen=True)
@@ -72,11 +79,64 @@ class OperationPage:
     family: str
     expression: str | None
     notes: str | None
+    bytes_rule: str | None
     run_count: int
-    groups: list[CohortGroup]
+    parent: Link | None
+    headline_pass: str | None
+    summary: list[SummaryRow]
+    subpages: list[Link]
+    """The pages below this one (one per GPU, or one per pass), as filter links."""
+    subpages_by: str
+    """``GPU`` or ``pass``."""
+    gpus: list[GpuSection]
     not_ranked: list[RunRow]
     sweeps: list[SweepTable]
     history: list[RunRow]
+    history_note: str | None
+
+
+def pass_path(operation: str, gpu_slug: str, the_pass: str) -> str:
+    return f"operations/{operation}/{gpu_slug}/{slug(the_pass) or 'pass'}/index.html"
+
+
+def _first(index: Index, key: str) -> RunFacts:
+    return index.cohorts[key][0]
+
+
+def _by(keys: list[str], index: Index, attribute) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        groups.setdefault(attribute(_first(index, key)), []).append(key)
+    return groups
+
+
+def _layout(index: Index, operation: str) -> tuple[bool, set[str]]:
+    """(split by GPU?, GPU slugs split by pass), placing every cohort of the operation in index.cohort_pages."""
+    runs = index.runs_of_operation.get(operation, [])
+    split = len({f.gpu_slug for f in runs}) > 1
+    keys = sorted({f.cohort for f in runs if f.cohort})
+    by_pass_gpus = set()
+    for gpu_slug, gpu_keys in _by(keys, index, lambda f: f.gpu_slug).items():
+        per_pass = len(gpu_keys) > INLINE_COHORTS
+        if per_pass:
+            by_pass_gpus.add(gpu_slug)
+        for key in gpu_keys:
+            f = _first(index, key)
+            page = (pass_path(operation, gpu_slug, f.timed_pass) if per_pass
+                    else operation_gpu_path(operation, gpu_slug) if split else L.operation_path(operation))
+            index.cohort_pages[key] = page
+    return split, by_pass_gpus
+
+
+def cohort_href(facts: RunFacts, index: Index) -> str:
+    """Where the run's cohort table is."""
+    if facts.cohort not in index.cohort_pages:
+        _layout(index, facts.operation.name)
+    return f"{index.cohort_pages[facts.cohort]}#{L.cohort_id(facts.cohort)}"
+
+
+def _pass_order(the_pass: str, headline: str | None) -> tuple:
+    return (the_pass != headline, PASS_ORDER.index(the_pass) if the_pass in PASS_ORDER else len(PASS_ORDER), the_pass)
 
 
 def _axis_order(value) -> tuple:
@@ -87,95 +147,133 @@ def _workload_order(facts: RunFacts) -> tuple:
     return tuple((k, _axis_order(v)) for k, v in facts.workload.model.spec.axes.items())
 
 
-def _cohort_view(key: str, members: list[RunFacts]) -> CohortView:
-    first = members[0]
-    ranked = [f for f in members if f.rank is not None]
-    leader = ranked[0].value if ranked else None
-    heading = f"{first.timed_pass} · {first.metric} ({first.statistic}) · {first.protocol.model.spec.comparability.family}"
-    return CohortView(
-        id=L.cohort_id(key), heading=heading, key=L.short_digest(key),
-        ranked=[
-            RankedRow(
-                rank=f.rank, run=Link(L.implementation_label(f.implementation), L.run_path(f.name)),
-                revision=f.implementation.model.spec.projectRevision.version
-                or f.implementation.model.spec.projectRevision.commit or "unknown",
-                value=value_text(f), ratio=units.ratio(f.value, leader), level=f.level, observed=f.observed,
-            )
-            for f in ranked
-        ],
-        unranked=[
-            UnrankedRow(Link(L.implementation_label(f.implementation), L.run_path(f.name)), value_text(f), "; ".join(f.reasons))
-            for f in members if f.rank is None
-        ],
-    )
-
-
-def _sweeps(runs: list[RunFacts]) -> list[SweepTable]:
-    """For each axis that varies across the operation's workloads, primary values along it.
-
-    A row is one implementation on one GPU, pass, dtype and value of the other axes; rows
-    with a single value show no trend and are left out, and so are columns left empty.
-    Rows of one GPU, pass and fixed axes sit together, so implementations compare at a glance.
-    """
-    values: dict[str, set] = {}
-    for f in runs:
-        for key, value in f.workload.model.spec.axes.items():
-            values.setdefault(key, set()).add(value)
-    tables = []
-    for axis in sorted(k for k, v in values.items() if len(v) > 1):
-        columns = sorted(values[axis], key=_axis_order)
-        position = {value: i for i, value in enumerate(columns)}
-        rows: dict[tuple, dict[int, RunFacts]] = {}
-        for f in runs:
-            if f.rank is None or axis not in f.workload.model.spec.axes:
-                continue
-            fixed = " · ".join(f"{k} = {L.scalar(v)}" for k, v in f.workload.model.spec.axes.items() if k != axis)
-            key = (f"{f.metric} ({f.statistic})", f.gpu, f.timed_pass, L.dtype_label(f.workload) or "—", fixed,
-                   L.implementation_label(f.implementation))
-            cells = rows.setdefault(key, {})
-            column = position[f.workload.model.spec.axes[axis]]
-            # Several runs in one cell (reruns, revisions): show the newest.
-            if column not in cells or (f.run.spec.observedAt, f.name) > (cells[column].run.spec.observedAt, cells[column].name):
-                cells[column] = f
-        rows = {key: cells for key, cells in rows.items() if len(cells) > 1}
-        for metric in sorted({key[0] for key in rows}):
-            selected = sorted(key for key in rows if key[0] == metric)
-            used = sorted({i for key in selected for i in rows[key]})
-            tables.append(SweepTable(
-                axis=axis, caption=f"{metric} across {axis}", columns=[L.scalar(columns[i]) for i in used],
-                rows=[
-                    SweepRow(implementation=key[5], gpu=key[1], timed_pass=key[2], dtype=key[3], fixed=key[4], cells=[
-                        Link(value_text(rows[key][i]), L.run_path(rows[key][i].name)) if i in rows[key] else None
-                        for i in used
-                    ])
-                    for key in selected
-                ],
-            ))
-    return tables
-
-
-def operation_page(operation, index: Index) -> OperationPage:
-    runs = index.runs_of_operation.get(operation.name, [])
+def _summary(keys: list[str], index: Index, headline: str | None) -> list[SummaryRow]:
+    """Per GPU and dtype: leader and runner-up of the largest workload's headline latency cohort, and who leads most."""
     groups: dict[tuple, list[str]] = {}
-    for key in sorted({f.cohort for f in runs if f.cohort}):
-        first = index.cohorts[key][0]
-        groups.setdefault((_workload_order(first), first.workload.name, first.gpu), []).append(key)
-    group_views = []
-    for (_, _, gpu), keys in sorted(groups.items()):
-        first = index.cohorts[keys[0]][0]
-        cohorts = sorted((_cohort_view(k, index.cohorts[k]) for k in keys), key=lambda c: (c.heading, c.id))
-        group_views.append(CohortGroup(
-            heading=f"{L.workload_label(first.workload)} on {gpu}",
-            gpu=Link(gpu, L.gpu_path(first.gpu_slug)), cohorts=cohorts,
+    for key in keys:
+        f = _first(index, key)
+        if f.timed_pass == headline and f.metric == "latency" and any(m.rank is not None for m in index.cohorts[key]):
+            groups.setdefault((f.gpu, L.dtype_label(f.workload) or "—", f.protocol.model.spec.comparability.family), []).append(key)
+    rows = []
+    for (gpu, dtype, _family), members in sorted(groups.items()):
+        members.sort(key=lambda k: (_workload_order(_first(index, k)), k))
+        largest = index.cohorts[members[-1]]
+        ranked = [f for f in largest if f.rank is not None]
+        leader, runner = ranked[0], ranked[1] if len(ranked) > 1 else None
+        wins: dict[str, int] = {}
+        for key in members:
+            for f in index.cohorts[key]:
+                if f.rank == 1:
+                    wins[L.implementation_label(f.implementation)] = wins.get(L.implementation_label(f.implementation), 0) + 1
+        most = sorted(wins.items(), key=lambda item: (-item[1], item[0]))
+        leads = "; ".join(f"{name} first in {n} of {len(members)}" for name, n in most[:2])
+        first = largest[0]
+        page = index.cohort_pages[members[-1]]
+        rows.append(SummaryRow(
+            gpu=Link(gpu, page), dtype=dtype, workload=L.workload_label(first.workload),
+            leader=Link(L.implementation_label(leader.implementation), L.run_path(leader.name)),
+            leader_rank=leader.rank_label or "", leader_value=units.show(leader.value, leader.unit),
+            runner_up=Link(L.implementation_label(runner.implementation), L.run_path(runner.name)) if runner else None,
+            runner_up_rank=(runner.rank_label or "") if runner else "",
+            runner_up_value=units.show(runner.value, runner.unit) if runner else "—",
+            gap=units.ratio(runner.value, leader.value) if runner else "—", leads=leads,
+            cohort=Link("table", f"{page}#{L.cohort_id(members[-1])}"),
         ))
-    semantics = operation.model.spec.semantics
+    return rows
+
+
+def _gpu_section(keys: list[str], index: Index, headline: str | None) -> GpuSection:
+    first = _first(index, keys[0])
+    base = slug(first.gpu_slug)
+    passes, filters = [], []
+    by_pass = _by(keys, index, lambda f: f.timed_pass)
+    for the_pass in sorted(by_pass, key=lambda p: _pass_order(p, headline)):
+        dtypes = []
+        for dtype, members in sorted(_by(by_pass[the_pass], index, lambda f: L.dtype_label(f.workload) or "—").items()):
+            members.sort(key=lambda k: (_workload_order(_first(index, k)), _first(index, k).metric or "", k))
+            section_id = f"{base}-{slug(the_pass)}-{slug(dtype) or 'any'}"
+            dtypes.append(DtypeSection(section_id, dtype, [cohort_view(k, index.cohorts[k], index.config) for k in members]))
+            filters.append(Link(f"{the_pass} · {dtype}", f"#{section_id}"))
+        note = HEADLINE_NOTE if the_pass == headline == "full" else SPLIT_NOTE if the_pass in ("forward", "backward") else ""
+        passes.append(PassSection(f"{base}-{slug(the_pass)}", PASS_TITLES.get(the_pass, the_pass), the_pass == headline, note, dtypes))
+    return GpuSection(id=f"gpu-{base}", heading=first.gpu, gpu=Link(f"All runs on {first.product}", L.gpu_path(first.gpu_slug)),
+                      filters=filters, passes=passes)
+
+
+def _bytes_rule(operation) -> str | None:
+    rule = operation.model.spec.bytesMoved
+    if rule is None:
+        return None
+    parts = []
+    for the_pass in ("forward", "backward", "full"):
+        terms = getattr(rule, the_pass)
+        if terms:
+            text = " + ".join("·".join([f"{t.coefficient:g}", *t.axes, f"bytes({t.perElementOf})"]) for t in terms)
+            parts.append(f"{the_pass} {text}")
+    return "; ".join(parts) + (f" ({rule.notes})" if rule.notes else "")
+
+
+def _history(runs: list[RunFacts], gpu_page: str | None) -> tuple[list[RunRow], str | None]:
+    if len(runs) <= HISTORY_ROWS:
+        return by_newest(runs), None
+    where = "on the GPU's page" if gpu_page else "on each GPU's page"
+    return by_newest(runs, HISTORY_ROWS), f"The {HISTORY_ROWS} newest of {len(runs)} runs; every run is listed {where}."
+
+
+def operation_pages(operation, index: Index) -> list[OperationPage]:
+    """The operation's page, and its GPU and pass pages where the layout splits it."""
+    return [page for page, _ in operation_pages_with_runs(operation, index)]
+
+
+def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPage, list[RunFacts]]]:
+    """Each page with the ranked runs its detail sections show (none on a page of links only)."""
+    runs = index.runs_of_operation.get(operation.name, [])
+    split, by_pass_gpus = _layout(index, operation.name)
+    headline = headline_pass(runs)
     title = L.operation_title(operation)
-    return OperationPage(
-        path=L.operation_path(operation.name), title=f"All results for {title}", operation=title,
-        name=operation.name, family=operation.model.spec.family,
-        expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
-        run_count=len(runs), groups=group_views,
-        not_ranked=[run_row(f) for f in runs if f.cohort is None],
-        sweeps=_sweeps(runs),
-        history=by_newest(runs),
-    )
+    semantics = operation.model.spec.semantics
+    keys = sorted({f.cohort for f in runs if f.cohort})
+    runs_of_gpu: dict[str, list[RunFacts]] = {}
+    for f in runs:
+        runs_of_gpu.setdefault(f.gpu_slug, []).append(f)
+    keys_of_gpu = _by(keys, index, lambda f: f.gpu_slug)
+
+    def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page):
+        history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
+        shown = [f for f in page_runs if f.cohort in set(page_keys)] if detail else []
+        return OperationPage(
+            path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
+            expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
+            bytes_rule=_bytes_rule(operation), run_count=len(page_runs), parent=parent, headline_pass=headline,
+            summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by="pass" if gpu_page else "GPU",
+            gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
+            not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
+            sweeps=sweeps(shown) if detail else [],
+            history=history, history_note=note,
+        ), shown
+
+    main_path = L.operation_path(operation.name)
+    top = Link(f"All results for {title}", main_path)
+    pages = []
+    if split:
+        gpu_links = [Link(runs_of_gpu[s][0].product, operation_gpu_path(operation.name, s)) for s in sorted(runs_of_gpu)]
+        pages.append(page(main_path, f"All results for {title}", None, runs, keys, gpu_links, False, [], None))
+    for gpu_slug in sorted(runs_of_gpu):
+        gpu_runs, gpu_keys = runs_of_gpu[gpu_slug], keys_of_gpu.get(gpu_slug, [])
+        product = gpu_runs[0].product
+        gpu_path = operation_gpu_path(operation.name, gpu_slug) if split else main_path
+        heading = f"{title} on {product}" if split else f"All results for {title}"
+        if gpu_slug in by_pass_gpus:
+            by_pass = _by(gpu_keys, index, lambda f: f.timed_pass)
+            ordered = sorted(by_pass, key=lambda p: _pass_order(p, headline))
+            links = [Link(PASS_TITLES.get(p, p), pass_path(operation.name, gpu_slug, p)) for p in ordered]
+            pages.append(page(gpu_path, heading, top if split else None, gpu_runs, gpu_keys, links, False, gpu_runs, gpu_path))
+            for the_pass in ordered:
+                pass_keys = by_pass[the_pass]
+                pass_runs = [f for f in gpu_runs if f.cohort in set(pass_keys)]
+                pages.append(page(pass_path(operation.name, gpu_slug, the_pass),
+                                  f"{title} on {product} · {PASS_TITLES.get(the_pass, the_pass)}",
+                                  Link(heading, gpu_path), pass_runs, pass_keys, [], True, [], gpu_path))
+        else:
+            pages.append(page(gpu_path, heading, top if split else None, gpu_runs, gpu_keys, [], True, gpu_runs, gpu_path))
+    return pages

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -10,8 +11,12 @@ from sitegen.rerun.protocol import HARNESS
 from sitegen.site import labels as L
 from sitegen.site import record_sections as S
 from sitegen.site import units
+from sitegen.site.chart_views import ChartView, history_chart, samples_chart, samples_of
 from sitegen.site.citation import Citation, cite_run
-from sitegen.site.evidence import verdict
+from sitegen.site.evidence import controlled, verdict
+from sitegen.site.operation_page import cohort_href
+from sitegen.site.roofline import roofline
+from sitegen.site.uncertainty import REPLICATES
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
 from sitegen.site.notes import render_markdown
@@ -27,15 +32,24 @@ class Primary:
     metric: str
     spread: str | None
     samples: int | None
+    interval: str
+    noisy: str | None
+    roofline: str | None
 
 
 @dataclass(frozen=True)
 class RankLine:
-    rank: int | None
+    rank: str | None
+    """The implementation's rank in the cohort: ``1``, ``=2`` or ``noisy``."""
+    rank_note: str | None
+    rank_reason: str | None
+    representative: bool
+    represented_by: Link | None
     cohort: Link | None
     comparison: str
     observed: str
     reasons: str | None
+    flagged: list[str]
     leader: Link | None
     leader_value: str | None
 
@@ -59,17 +73,27 @@ class Note:
 
 
 @dataclass(frozen=True)
+class RerunBox:
+    """How to measure this record again: the command, or why sitegen cannot."""
+
+    command: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class RecordPage:
     path: str
     title: str
     implementation: str
     operation: str
     workload: str
+    gpu: str
     short_id: str
     status: str
     status_symbol: str
     status_reason: str | None
     level: str
+    level_reason: str | None
     primary: Primary | None
     rank: RankLine
     source_metrics: list[str]
@@ -86,6 +110,12 @@ class RecordPage:
     attest_command: str
     tracker: str
     manifest: str
+    manifest_shown: str
+    """The manifest as the page prints it: raw sample arrays replaced by a pointer to samples_file."""
+    samples_file: str | None
+    """Site-root-relative path of the run's raw samples (JSON), when it has any."""
+    charts: list[ChartView]
+    rerun: RerunBox
     citation: Citation
     permalink: str
     digest: str
@@ -97,7 +127,33 @@ class RecordPage:
     all_results: Link
 
 
-def manifest_text(facts: RunFacts, index: Index) -> str:
+SAMPLES_NAME = "samples.json"
+
+
+def samples_path(name: str) -> str:
+    return L.run_dir(name) + SAMPLES_NAME
+
+
+def samples_document(facts: RunFacts) -> dict | None:
+    """The run's raw samples as their own file, so pages stay small: {run, digest, unit, samplesNs | processes}."""
+    timing = facts.record.raw["spec"].get("timing") or {}
+    kept = {k: timing[k] for k in ("samplesNs", "processes") if timing.get(k)}
+    if not kept:
+        return None
+    return {"run": facts.name, "digest": facts.digest, "unit": "ns", **kept}
+
+
+def _without_samples(raw: dict, count: int) -> dict:
+    note = f"{count:,} raw samples, in {SAMPLES_NAME}"
+    timing = dict(raw["spec"]["timing"])
+    if timing.get("samplesNs"):
+        timing["samplesNs"] = note
+    if timing.get("processes"):
+        timing["processes"] = [{**p, "samplesNs": f"{len(p['samplesNs']):,} raw samples, in {SAMPLES_NAME}"} for p in timing["processes"]]
+    return {**raw, "spec": {**raw["spec"], "timing": timing}}
+
+
+def manifest_text(facts: RunFacts, index: Index, *, shown: bool = False) -> str:
     """The canonical manifest {"run", "protocol", "environment"}, each document as published.
 
     Byte for byte ``json.dumps(manifest, indent=2, ensure_ascii=False)``, composed from
@@ -108,18 +164,20 @@ def manifest_text(facts: RunFacts, index: Index) -> str:
     (JSON strings never hold a raw newline).
     """
     parts = []
+    samples = len(samples_of(facts)) if shown else 0
     for key, record in (("run", facts.record), ("protocol", facts.protocol), ("environment", facts.environment)):
         cache_key = f"{record.file}#{record.pointer}"
         text = index.pretty.get(cache_key) if key != "run" else None
         if text is None:
-            text = json.dumps(record.raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            raw = _without_samples(record.raw, samples) if key == "run" and samples else record.raw
+            text = json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
             if key != "run":
                 index.pretty[cache_key] = text
         parts.append(f'  "{key}": {text}')
     return "{\n" + ",\n".join(parts) + "\n}"
 
 
-def _primary(facts: RunFacts) -> Primary | None:
+def _primary(facts: RunFacts, config) -> Primary | None:
     if facts.value is None:
         return None
     number, unit = units.quantity(facts.value, facts.unit)
@@ -141,28 +199,45 @@ def _primary(facts: RunFacts) -> Primary | None:
             samples = len(spec.timing.samplesNs)
         elif spec.timing.processes:
             samples = sum(len(p.samplesNs) for p in spec.timing.processes)
-    return Primary(number, unit, facts.statistic, facts.metric, spread, samples)
+    if facts.interval is None:
+        interval = "no interval: no raw samples and no published quantiles"
+    elif facts.interval.method == "bootstrap":
+        interval = (f"95% interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} "
+                    f"({REPLICATES:,} bootstrap resamples of the raw samples)")
+    else:
+        interval = f"interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} (the source's published p20–p80)"
+    figures = roofline(facts, config)
+    return Primary(number, unit, facts.statistic, facts.metric, spread, samples, interval, facts.noisy,
+                   figures.sentence() if figures else None)
 
 
 def comparison_kind(facts: RunFacts) -> str:
     if facts.run.spec.sourceNative is not None:
         return "source-native comparison"
-    if facts.harness == HARNESS:
-        return "controlled comparison"
+    if controlled(facts):
+        return "controlled comparison" if facts.harness == HARNESS else f"controlled rerun under the {facts.harness} protocol"
     return "reported comparison"
 
 
-def _rank(facts: RunFacts) -> RankLine:
+def _rank(facts: RunFacts, index: Index) -> RankLine:
     cohort = None
     if facts.cohort:
-        cohort = Link("its comparison group", f"{L.operation_path(facts.operation.name)}#{L.cohort_id(facts.cohort)}")
+        cohort = Link("its comparison group", cohort_href(facts, index))
+    shown = facts.ranked_as if not facts.reasons else None
     leader = leader_value = None
-    if facts.rank is not None and facts.rank > 1 and facts.leader is not None:
-        leader = Link(L.implementation_label(facts.leader.implementation), L.run_path(facts.leader.name))
-        leader_value = units.show(facts.leader.value, facts.leader.unit)
+    if shown is not None and shown.leader is not None and shown.leader is not shown:
+        leader = Link(L.implementation_label(shown.leader.implementation), L.run_path(shown.leader.name))
+        leader_value = units.show(shown.leader.value, shown.leader.unit)
+    represented_by = None
+    if shown is not None and facts.representative is not None:
+        represented_by = Link(f"run {L.run_short_id(shown.digest)}… ({units.show(shown.value, shown.unit)}, {shown.level})",
+                              L.run_path(shown.name))
     return RankLine(
-        rank=facts.rank, cohort=cohort, comparison=comparison_kind(facts), observed=facts.observed,
-        reasons="; ".join(facts.reasons) or None, leader=leader, leader_value=leader_value,
+        rank=shown.rank_label if shown else None, rank_note=shown.rank_note if shown else None,
+        rank_reason=shown.rank_reason if shown else None, representative=shown is facts,
+        represented_by=represented_by, cohort=cohort, comparison=comparison_kind(facts), observed=facts.observed,
+        reasons="; ".join(r for r in facts.reasons if not r.startswith("flagged: ")) or None, flagged=facts.flagged,
+        leader=leader, leader_value=leader_value,
     )
 
 
@@ -196,6 +271,26 @@ def _notes(facts: RunFacts) -> list[Note]:
     ]
 
 
+def _rerun_box(facts: RunFacts) -> RerunBox:
+    """The `sitegen rerun --like` command, when sitegen's harness can measure this record again.
+
+    The conditions are the ones ``sitegen.rerun.like.plan`` checks, read from the same
+    documents, so the page never offers a command that refuses the run.
+    """
+    from sitegen.rerun.like import MODES, _impl_of
+
+    spec = facts.workload.model.spec
+    if not (isinstance(spec.axes.get("tokens"), int) and isinstance(spec.axes.get("vocab"), int) and spec.dtype):
+        return RerunBox(None, "sitegen rerun measures the bundled JSD kernel and its peers on tokens × vocab workloads; this workload is not one.")
+    if facts.timed_pass not in ("forward", "backward", "full"):
+        return RerunBox(None, f"The run names no timed pass sitegen can rerun (it has {facts.timed_pass!r}).")
+    if _impl_of(facts.implementation.raw)[0] is None:
+        return RerunBox(None, f"sitegen rerun has no harness for the implementation {L.implementation_label(facts.implementation)}.")
+    if facts.protocol.model.spec.comparability.family not in MODES:
+        return RerunBox(None, "sitegen rerun has no harness for this run's protocol family.")
+    return RerunBox(f"sitegen rerun --like {shlex.quote(facts.name)}", None)
+
+
 def record_page(facts: RunFacts, index: Index) -> RecordPage:
     """Everything the record page shows, computed from the index."""
     site = index.config.site
@@ -215,22 +310,29 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         "body": f"Record: {permalink}\nDigest: {facts.digest}\n\nWhat is wrong:\n",
     }, quote_via=quote)
     spec = facts.run.spec
+    manifest = manifest_text(facts, index)
+    sampled = bool(samples_of(facts))
     return RecordPage(
-        path=path, title=title, implementation=implementation, operation=operation, workload=workload,
+        path=path, title=title, implementation=implementation, operation=operation, workload=workload, gpu=facts.gpu,
         short_id=L.run_short_id(facts.digest), status=spec.status, status_symbol=STATUS_SYMBOL[spec.status],
-        status_reason=spec.statusReason, level=f"{facts.level} evidence", primary=_primary(facts),
-        rank=_rank(facts),
+        status_reason=spec.statusReason, level=f"{facts.level} evidence", level_reason=facts.level_reason,
+        primary=_primary(facts, index.config), rank=_rank(facts, index),
         source_metrics=[f"{k.replace('_', ' ')} {units.raw_number(v)}" for k, v in (native.metrics.items() if native else [])],
         identity=S.identity(facts, index), correctness=S.correctness(facts), workload_rows=S.workload(facts),
         measurements=S.measurements(facts), protocol=S.protocol(facts), environment=S.environment(facts),
         integrity=S.integrity(facts), artifacts=S.artifacts(facts), verdicts=_verdicts(facts, index),
         notes=_notes(facts),
-        attest_command=(
-            f"sitegen attest {facts.name} --kind reproduced "
-            f"--value '{units.show(facts.value, facts.unit) if facts.value is not None else '…'}' "
-            "--note 'What you ran and where'"
-        ),
-        tracker=tracker, manifest=manifest_text(facts, index),
+        # Quoted part by part: the value's unit comes from the record, and a pasted command
+        # must never run anything a record put there.
+        attest_command=shlex.join([
+            "sitegen", "attest", facts.name, "--kind", "reproduced",
+            "--value", units.show(facts.value, facts.unit) if facts.value is not None else "…",
+            "--note", "What you ran and where",
+        ]),
+        tracker=tracker, manifest=manifest, manifest_shown=manifest_text(facts, index, shown=True) if sampled else manifest,
+        samples_file=samples_path(facts.name) if sampled else None,
+        charts=[c for c in (samples_chart(facts), history_chart(facts, index)) if c is not None],
+        rerun=_rerun_box(facts),
         citation=cite_run(title=title, site_title=site.title, publisher=publisher, permalink=permalink,
                           digest=facts.digest, observed=facts.observed),
         permalink=permalink, digest=facts.digest, issue_url=f"{tracker}/new?{issue}",

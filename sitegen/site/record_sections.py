@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sitegen.site import field_labels as F
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.index import Index, RunFacts
@@ -108,35 +109,34 @@ def protocol(facts: RunFacts) -> list[Row]:
     spec = facts.protocol.model.spec
     harness = spec.harness.name + (f" {spec.harness.version}" if spec.harness.version else "")
     rows = [
-        Row("harness", harness, spec.harness.repository),
-        Row("timer", spec.measurement.timer),
-        Row("primaryStatistic", spec.measurement.primaryStatistic),
-        Row("comparabilityFamily", spec.comparability.family),
+        Row("Harness", harness, spec.harness.repository),
+        Row("Timer", spec.measurement.timer.replace("_", " ")),
+        Row("Primary statistic", spec.measurement.primaryStatistic),
+        Row("Comparability family", spec.comparability.family, code=True),
     ]
     raw = facts.protocol.raw["spec"]
     shown = {"harness.name", "harness.version", "harness.repository", "measurement.timer",
              "measurement.primaryStatistic", "comparability.family"}
-    rows += [Row(key, value) for key, value in L.flatten(raw) if key not in shown]
+    rows += [Row(F.label(key), F.value(key, value)) for key, value in F.leaves(raw) if key not in shown]
     return rows
 
 
 def environment(facts: RunFacts) -> list[Row]:
     spec = facts.environment.model.spec
-    rows = [Row("gpu", facts.gpu)]
+    rows = [Row("GPU", facts.gpu)]
     hardware = facts.environment.raw["spec"]["hardware"]
-    for key, value in L.flatten(hardware):
+    for key, value in F.leaves(hardware):
         if key not in {"vendor", "product", "architecture"}:
-            text = units.byte_size(hardware[key]) if key == "memoryBytes" else value
-            rows.append(Row(key, text))
+            rows.append(Row(F.label(key), F.value(key, value)))
     if spec.software.framework is not None:
-        rows.append(Row("framework", f"{spec.software.framework.name} {spec.software.framework.version}"))
-    for key, value in L.flatten(facts.environment.raw["spec"]["software"]):
+        rows.append(Row("Framework", f"{spec.software.framework.name} {spec.software.framework.version}"))
+    for key, value in F.leaves(facts.environment.raw["spec"]["software"]):
         if not key.startswith("framework."):
-            rows.append(Row(key, value))
-    rows += [Row(f"settings.{k}", v) for k, v in L.flatten(facts.environment.raw["spec"].get("settings") or {})]
+            rows.append(Row(F.label(key.removeprefix("libraries.")), F.value(key, value)))
+    rows += [Row(F.label(f"settings.{k}"), F.value(k, v)) for k, v in F.leaves(facts.environment.raw["spec"].get("settings") or {})]
     evidence = facts.run.spec.evidence
     if evidence and evidence.instance:
-        rows += [Row(f"instance.{k}", v) for k, v in L.flatten(evidence.instance.model_dump(exclude_none=True))]
+        rows += [Row(F.label(f"instance.{k}"), F.value(k, v)) for k, v in F.leaves(evidence.instance.model_dump(exclude_none=True))]
     return rows
 
 
@@ -145,17 +145,17 @@ def integrity(facts: RunFacts) -> list[Row]:
     if evidence is None:
         return []
     rows = [
-        Row(check.name, ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
+        Row(F.label(check.name), ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
         for check in evidence.integrity or []
     ]
     if evidence.dryRun:
-        rows.append(Row("dry run", "yes: a CPU rehearsal, never Verified"))
-    for label, state in (("gpu before", evidence.gpuBefore), ("gpu after", evidence.gpuAfter)):
+        rows.append(Row("Dry run", "yes: a CPU rehearsal, never Verified"))
+    for label, state in (("GPU before", evidence.gpuBefore), ("GPU after", evidence.gpuAfter)):
         if state is not None:
-            rows.append(Row(label, ", ".join(f"{k} {v}" for k, v in L.flatten(state.model_dump(exclude_none=True)))))
-    rows += [Row(k, v) for k, v in L.flatten(evidence.details or {})]
+            rows.append(Row(label, ", ".join(f"{F.label(k)} {F.value(k, v)}" for k, v in F.leaves(state.model_dump(exclude_none=True)))))
+    rows += [Row(F.label(k), F.value(k, v)) for k, v in F.leaves(evidence.details or {})]
     if evidence.command:
-        rows.append(Row("command", evidence.command, code=True))
+        rows.append(Row("Command", evidence.command, code=True))
     return rows
 
 

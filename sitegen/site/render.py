@@ -10,8 +10,10 @@ from importlib import resources
 
 from jinja2 import DictLoader, Environment, StrictUndefined
 
+from sitegen.site.value_columns import value_columns
+
 PACKAGE = "sitegen.templates"
-STATIC = ("style.css", "site.js")
+STATIC = ("style.css", "site.js", "favicon.svg")
 
 
 def _read_templates() -> dict[str, str]:
@@ -31,14 +33,23 @@ def static_files() -> dict[str, bytes]:
 class Renderer:
     """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
 
-    def __init__(self, site_title: str):
+    def __init__(self, site_title: str, nav: list[tuple[str, str]] = (), search: bool = False, runs_by_path=None):
         self.env = Environment(
             loader=DictLoader(_read_templates()), autoescape=True, undefined=StrictUndefined,
             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         )
         self.site_title = site_title
+        self.nav = list(nav)
+        self.search = search
+        runs_by_path = runs_by_path or {}
+        # Run tables look their rows' runs up by page path, to give each metric a column
+        # in one unit (sitegen.site.value_columns); the row models carry display text only.
+        self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
+        """Whether Pagefind runs on this build: only then do pages load its search box."""
+        """(text, site path) of the registry's own pages (About, How ranks work), linked from every page."""
 
-    def render(self, template: str, page) -> bytes:
+    def render(self, template: str, page, **extra) -> bytes:
+        """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""
         root = "../" * page.path.count("/")
 
         def url(href: str) -> str:
@@ -47,6 +58,7 @@ class Renderer:
             return root + href
 
         html = self.env.get_template(template).render(
-            page=page, root=root, url=url, site_title=self.site_title,
+            page=page, root=root, url=url, site_title=self.site_title, nav_pages=self.nav, search=self.search,
+            **{"feed": None, "description": None, "sweep_charts": [], "where": None, **extra},
         )
         return html.encode("utf-8")

@@ -25,18 +25,28 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def _nothing() -> None:
+    pass
+
+
 def _render_slice(bounds: tuple[int, int]) -> list[str]:
     index, renderer, writer, write_runs = _shared
     before = len(writer.files)
-    write_runs(index, renderer, writer, index.runs[bounds[0]:bounds[1]])
+    # The parent's progress display is not this process's to draw on.
+    write_runs(index, renderer, writer, index.runs[bounds[0]:bounds[1]], _nothing)
     return writer.files[before:]
 
 
-def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest: Callable[[], None], jobs: int) -> None:
-    """``write_runs`` over every run, in ``jobs`` workers where possible, and ``write_rest`` here."""
+def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest: Callable[[], None], jobs: int,
+                      progress) -> None:
+    """``write_runs`` over every run, in ``jobs`` workers where possible, and ``write_rest`` here.
+
+    ``write_runs(index, renderer, writer, runs, advance)`` calls ``advance()`` after each run.
+    """
     runs = len(index.runs)
     if jobs <= 1 or runs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        write_runs(index, renderer, writer, index.runs)
+        progress.stage("record pages", total=runs)
+        write_runs(index, renderer, writer, index.runs, progress.advance)
         write_rest()
         return
     count = min(runs, jobs * SLICES_PER_WORKER)
@@ -45,9 +55,12 @@ def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest:
     _shared = (index, renderer, writer, write_runs)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            pending = pool.map_async(_render_slice, list(zip(edges, edges[1:])))
+            # imap, not imap_unordered: files are adopted in run order whatever the timing.
+            pending = pool.imap(_render_slice, list(zip(edges, edges[1:])))
             write_rest()
-            for paths in pending.get():
-                writer.adopt(paths)
+            progress.stage("record pages", total=runs)
+            for low, high in zip(edges, edges[1:]):
+                writer.adopt(next(pending))
+                progress.advance(high - low)
     finally:
         _shared = None

@@ -1,39 +1,51 @@
 """Put a built site in place without ever losing the previous one or a file sitegen did not write.
 
-The site is written into a fresh folder beside the output, then swapped in with two
-renames. The marker file lists every file sitegen wrote, so a later build knows which
-files are its own: it refuses an output folder without a marker, and refuses to replace
-one holding files the marker does not list (someone put them there).
+The site is written into a fresh folder beside the output, then swapped in with one
+renameat2(RENAME_EXCHANGE) on Linux: ``--out`` names the old site or the new one at every
+instant, never nothing. Where the call is missing (other systems, some file systems) two
+renames do it, with a gap of a few microseconds; a build killed inside that gap leaves the
+old site as ``.X.previous-*``, which the next build puts back. The next build also removes
+every ``.X.building-*``, ``.X.previous-*`` and ``.X.starting-*`` folder that no running
+build holds (each build holds an flock on its own folder).
+
+The marker file lists every file sitegen wrote, so a later build knows which files are
+its own: it refuses an output folder without a marker, and refuses to replace one holding
+files the marker does not list (someone put them there).
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
+MAX_MARKER_BYTES = 256 * 1024 * 1024
 
 
 def _marker(out: Path) -> dict | None:
+    # Through read_regular: a marker that is a FIFO or a link to /dev/zero is no marker.
     try:
-        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(out / MARKER, MAX_MARKER_BYTES).decode("utf-8"))
+    except (InputError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
 def _read_marker(out: Path) -> list[str] | None:
-    try:
-        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
-        files = data["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    data = _marker(out)
+    files = None if data is None else data.get("files")
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         return None
     return files
@@ -68,11 +80,21 @@ def _present(out: Path) -> set[str]:
     return found
 
 
+def _file_above(out: Path) -> Path | None:
+    for parent in out.absolute().parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
 def check_output(out: Path) -> set[str]:
     """Refuse an output path that is not a site sitegen built (an empty folder is fine).
 
     Returns the files present in it, the marker aside.
     """
+    blocker = _file_above(out)
+    if blocker is not None:
+        raise InputError([Problem(str(out), "$", f"cannot create the output folder: {blocker} is a file, not a folder; choose another --out")])
     if not out.exists() and not out.is_symlink():
         return set()
     if out.is_symlink() or not out.is_dir():
@@ -118,7 +140,9 @@ def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild |
 
 def _same_bytes(path: Path, data: bytes) -> bool:
     try:
-        if path.is_symlink() or path.stat().st_size != len(data):
+        # lstat: a link, a FIFO or a device is never lent, only a plain file.
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
             return False
         with open(path, "rb") as handle:
             return handle.read() == data
@@ -136,8 +160,12 @@ class SiteWriter:
 
     def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None):
         self.out = out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            clean_leftovers(out)
+            self._held, self.tmp = _new_staging(out)
+        except OSError as exc:
+            raise InputError([Problem(str(out), "$", f"cannot create the site beside it in {out.parent}: {exc.strerror or exc}")]) from None
         self.files: list[str] = []
         self.inputs, self.runs = inputs, runs
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
@@ -156,9 +184,22 @@ class SiteWriter:
         """Count files another process added to this writer's folder."""
         self.files.extend(relatives)
 
+    def problem(self, exc: OSError) -> InputError:
+        """A failed write (a full disk) as one line naming the file in ``out``, not the staging path."""
+        where = str(exc.filename or self.out)
+        if where.startswith(str(self.tmp)):
+            where = str(self.out) + where[len(str(self.tmp)):]
+        return InputError([Problem(where, "$", f"cannot write: {exc.strerror or exc}")])
+
     def abort(self) -> None:
         # The temporary folder and all in it are sitegen's own, created by this build.
         shutil.rmtree(self.tmp, ignore_errors=True)
+        self._release()
+
+    def _release(self) -> None:
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
 
     def commit(self) -> None:
         marker = {"generator": "sitegen", "files": sorted(self.files)}
@@ -170,16 +211,110 @@ class SiteWriter:
         check_output(self.out)
         if not self.out.exists():
             os.rename(self.tmp, self.out)
-            return
-        if not any(self.out.iterdir()):
+        elif not any(self.out.iterdir()):
             self.out.rmdir()
             os.rename(self.tmp, self.out)
-            return
-        old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.previous-", dir=self.out.parent))
-        old.rmdir()
-        os.rename(self.out, old)
-        os.rename(self.tmp, self.out)
-        _remove_own(old)
+        elif exchange(self.tmp, self.out):
+            # self.tmp now names the previous site.
+            _remove_own(self.tmp)
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.previous-", dir=self.out.parent))
+            old.rmdir()
+            os.rename(self.out, old)
+            os.rename(self.tmp, self.out)
+            _remove_own(old)
+        self._release()
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _renameat2():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
+    except (AttributeError, OSError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+_RENAMEAT2 = _renameat2()
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two folders atomically; False (nothing changed) where the system cannot."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _new_staging(out: Path) -> tuple[int, Path]:
+    """A fresh, locked ``.X.building-*`` folder beside ``out``.
+
+    Made as ``.X.starting-*``, locked, then renamed, so a .building- folder is always held
+    while its build lives. Another build's clean_leftovers may remove a .starting- folder
+    in the instant before it is locked; then this simply tries again.
+    """
+    for _ in range(10):
+        starting = Path(tempfile.mkdtemp(prefix=f".{out.name}.starting-", dir=out.parent))
+        try:
+            held = _hold(starting)
+        except FileNotFoundError:
+            continue
+        building = starting.with_name(starting.name.replace(".starting-", ".building-", 1))
+        try:
+            os.rename(starting, building)
+        except FileNotFoundError:
+            os.close(held)
+            continue
+        return held, building
+    raise OSError(errno.EAGAIN, "could not create a staging folder", str(out.parent))
+
+
+def _hold(folder: Path) -> int:
+    """Held until commit or abort: it tells another build that this folder is alive."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def clean_leftovers(out: Path) -> None:
+    """Remove the staging folders of killed builds of ``out``; put back a site lost in a gap."""
+    prefixes = (f".{out.name}.building-", f".{out.name}.previous-", f".{out.name}.starting-")
+    try:
+        entries = sorted(out.parent.iterdir())
+    except OSError:
+        return
+    for folder in entries:
+        if not folder.name.startswith(prefixes) or folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a build that is running now
+            if folder.name.startswith(prefixes[1]) and not out.exists() and not out.is_symlink() and _read_marker(folder) is not None:
+                os.rename(folder, out)
+            elif _read_marker(folder) is not None:
+                _remove_own(folder)
+            else:
+                # Killed before its marker was written: every file in it is this build's own.
+                shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(held)
 
 
 def _linked(old: Path, new: Path) -> bool:

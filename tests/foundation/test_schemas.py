@@ -56,3 +56,24 @@ def test_each_schema_validates_the_valid_fixtures(where, document):
     schema = json.loads((SHIPPED / f"{document['kind']}.schema.json").read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     assert [e.message for e in validator.iter_errors(document)] == []
+
+
+def test_schema_by_default_regenerates_sitegen_schemas_in_a_checkout(tmp_path, monkeypatch):
+    """The README says the schemas are generated into sitegen/schemas/; so does the command."""
+    folder = tmp_path / "sitegen" / "schemas"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    result = cli("schema", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["out"] == "sitegen/schemas"
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == {p.name: p.read_bytes() for p in SHIPPED.glob("*.schema.json")}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sitegen"]
+
+
+def test_schema_outside_a_checkout_refuses_rather_than_scatter_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("schema")
+    assert result.exit_code == 1
+    [line] = problem_lines(result)
+    assert line == "sitegen/schemas: $: no such folder here: run in a sitegen checkout, or give --out DIR"
+    assert list(tmp_path.iterdir()) == []

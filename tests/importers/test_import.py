@@ -14,10 +14,9 @@ from click.testing import CliRunner
 from sitegen.cli import main
 from sitegen.digest import document_digest
 from sitegen.importers import catalog
+from sharedinputs import CSV, needs_csv, require_csv
 
-CSV = Path("/work/shared/data/liger/all_benchmark_data.csv")
 SEED = Path(__file__).parents[1] / "fixtures" / "valid" / "seed-manifest.json"
-needs_csv = pytest.mark.skipif(not CSV.exists(), reason="the Liger CSV is not on this machine")
 HEADER = CSV.read_text(encoding="utf-8").splitlines()[0] if CSV.exists() else ""
 SEED_LINE = 2203  # jsd / liger / forward / NVIDIA B200 / BT 2048
 
@@ -47,8 +46,7 @@ def _load(root: Path, pattern: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def full(tmp_path_factory) -> Path:
     """The whole CSV imported once; tests below only read it."""
-    if not CSV.exists():
-        pytest.skip("the Liger CSV is not on this machine")
+    require_csv()
     out = tmp_path_factory.mktemp("registry")
     result = _import(str(CSV), "--out", str(out), "--published", "2026-08-18")
     assert result.exit_code == 0, result.output

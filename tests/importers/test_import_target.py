@@ -12,10 +12,14 @@ from click.testing import CliRunner
 from sitegen.cli import main
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
+from sharedinputs import CSV, require_csv
 
-CSV = Path("/work/shared/data/liger/all_benchmark_data.csv")
-pytestmark = pytest.mark.skipif(not CSV.exists(), reason="the Liger CSV is not on this machine")
 SEED_RUN = "runs/jsd/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29.json"
+
+
+@pytest.fixture(autouse=True)
+def _needs_csv():
+    require_csv()
 
 
 def _invoke(*args: str):

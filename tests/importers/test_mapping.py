@@ -13,10 +13,9 @@ import pytest
 
 from sitegen.importers import catalog
 from sitegen.importers.ligercases import CaseError, map_case
+from sharedinputs import CSV, require_csv
 
-CSV = Path("/work/shared/data/liger/all_benchmark_data.csv")
 ROWS = list(csv.DictReader(CSV.open(encoding="utf-8"))) if CSV.exists() else []
-pytestmark = pytest.mark.skipif(not ROWS, reason="the Liger CSV is not on this machine")
 
 BF, F32 = "bf16", "fp32"
 LM = {"vocab": 128256, "hidden": 4096}
@@ -58,6 +57,11 @@ EXPECTED = {
     "tiled_swiglu": ({"hidden": 2048, "intermediate": 4096, "batch": 2, "seq_len": 1024}, BF, {}, {"hidden_act": "silu", "activation_type": "swiglu", "num_shards": 4}),
     "tvd": ({"vocab": 4096, "tokens": 16384}, F32, {}, {}),
 }
+
+
+@pytest.fixture(autouse=True)
+def _needs_csv():
+    require_csv()
 
 
 def _case(row):

@@ -19,9 +19,33 @@ def test_roofline_refuses_a_time_below_the_floor():
     assert not integrity.roofline(int(floor_ns * 0.5), nbytes, H200_COPY)["passed"]
 
 
-def test_backward_has_no_floor_and_full_is_one_pass():
-    assert integrity.floor_bytes(8, 10, 4, "backward") == 0
-    assert integrity.floor_bytes(8, 10, 4, "full") == 3 * 8 * 10 * 4
+def test_floors_count_every_byte_of_the_pass():
+    assert integrity.floor_bytes(8, 10, 4, "forward") == 2 * 8 * 10 * 4  # read X and Y
+    assert integrity.floor_bytes(8, 10, 4, "backward") == 8 * 10 * 4  # write dX
+    assert integrity.floor_bytes(8, 10, 2, "full") == 3 * 8 * 10 * 2
+
+
+def test_roofline_slack_refuses_a_time_a_fifth_under_the_floor():
+    nbytes = integrity.floor_bytes(2048, 128256, 4, "forward")
+    floor_ns = nbytes / H200_COPY * 1e9
+    assert integrity.roofline(int(floor_ns * 0.9), nbytes, H200_COPY)["passed"]
+    assert not integrity.roofline(int(floor_ns * 0.8), nbytes, H200_COPY)["passed"]
+
+
+def test_a_backward_under_its_floor_is_judged_on_the_full_pass():
+    full = integrity.floor_bytes(2048, 128256, 2, "full")
+    back = integrity.floor_bytes(2048, 128256, 2, "backward")
+    full_floor = full / H200_COPY * 1e9
+    # The forward wrote dX: a 20 us backward after a forward that moved all the bytes passes...
+    moved = integrity.roofline(20_000, back, H200_COPY, timed_pass="backward", full_ns=int(full_floor * 1.05), full_bytes=full)
+    assert moved["passed"] and "judged on the full pass" in moved["detail"]
+    # ...but not when forward and backward together moved too few bytes, nor with no forward timed.
+    assert not integrity.roofline(20_000, back, H200_COPY, timed_pass="backward", full_ns=int(full_floor * 0.7), full_bytes=full)["passed"]
+    assert not integrity.roofline(20_000, back, H200_COPY, timed_pass="backward")["passed"]
+    # A forward at its own floor whose backward did nothing is refused on the full pass.
+    fwd = integrity.floor_bytes(2048, 128256, 2, "forward")
+    fwd_floor = fwd / H200_COPY * 1e9
+    assert not integrity.roofline(int(fwd_floor), fwd, H200_COPY, timed_pass="forward", full_ns=int(fwd_floor * 1.02), full_bytes=full)["passed"]
 
 
 def test_repeated_input_speedup_is_flagged():
@@ -91,8 +115,12 @@ def test_environment_keeps_instance_facts_out():
     assert instance(nvml)["gpuUuid"] == "GPU-1234"
 
 
+CHECKED = {"calls": 12, "checkedGradients": 3, "lossFailures": 0, "gradientFailures": 0,
+           "worstLossRelError": 1e-7, "worstGradientRelError": 2e-7, "fullPassNs": []}
+
+
 def _per_process(median, **extra):
-    return {"samplesNs": [median] * 12, "hostTimedNs": median, "warmupCalls": 4,
+    return {"samplesNs": [median] * 12, "hostTimedNs": median, "warmupCalls": 4, "timedCheck": CHECKED,
             "gpuBefore": {"smClockMHz": 1980, "throttleReasons": []}, "gpuAfter": {"smClockMHz": 1980, "throttleReasons": []}, **extra}
 
 
@@ -201,3 +229,9 @@ def test_an_honest_call_shows_no_speed_up_on_repeated_input():
 
     out = collect(Clock("cpu"), Honest(3), min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
     assert integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
+
+
+def test_exclusive_gpu_flags_a_process_that_is_not_ours():
+    assert integrity.exclusive([0, 1, 1], [0, 1, 1])["passed"]
+    assert not integrity.exclusive([0, 2, 1], [0, 1, 1])["passed"]
+    assert not integrity.exclusive([0, None], [0, 1])["passed"]  # unknown is never a pass

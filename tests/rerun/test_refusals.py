@@ -28,7 +28,7 @@ def test_busy_gpu_is_refused_before_any_measurement(tmp_path, monkeypatch):
 def test_interrupt_during_measurement_writes_nothing(tmp_path, monkeypatch):
     calls = []
 
-    def spawn(plan, workdir, k, interpret):
+    def spawn(plan, workdir, k, interpret, **_):
         calls.append(k)
         raise KeyboardInterrupt
 

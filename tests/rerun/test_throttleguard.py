@@ -68,7 +68,7 @@ class _FakeEvents:
         self.times = iter(times)
         clock._events = self
 
-    def __call__(self, runner, indices, flush):
+    def __call__(self, runner, indices, flush, perturb=True):
         self.batches.append(list(indices))
         t = next(self.times)
         return [t] * len(indices)
@@ -125,7 +125,7 @@ def test_every_event_timed_call_of_a_case_goes_through_the_guard(monkeypatch):
     clock = _cuda_clock()
     monkeypatch.setattr(clock, "sync", lambda: None)
     monkeypatch.setattr(clock, "flush", lambda: None)
-    monkeypatch.setattr(clock, "_events", lambda runner, indices, flush: [1_000_000] * len(indices))
+    monkeypatch.setattr(clock, "_events", lambda runner, indices, flush, perturb=True: [1_000_000] * len(indices))
 
     class Runner:
         def __len__(self):

@@ -14,31 +14,49 @@ def _text(element) -> str:
     return " ".join("".join(element.itertext()).split())
 
 
+B200_PAGE = f"operations/{OPERATION}/nvidia-b200/index.html"
+H200_PAGE = f"operations/{OPERATION}/nvidia-h200/index.html"
+
+
+def _ranked_rows(cohort) -> list[list[str]]:
+    return [[_text(c) for c in tr] for tr in cohort.iter(f"{X}tr") if tr.get("class") != "detail"][1:]
+
+
 def test_operation_page_ranks_each_cohort_by_value(site):
-    page = parse(site, f"operations/{OPERATION}/index.html")
-    assert _text(page.find_all("h1")[0]) == "All results for Jensen-Shannon divergence loss"
     record = parse(site, f"runs/{SEED_RUN}/index.html")
     cohort_href = next(a.get("href") for a in record.find_all("a") if _text(a) == "its comparison group")
-    cohort = page.tree.find(f".//*[@id='{resolve(record.path, cohort_href)[1]}']")
-    rows = [[_text(c) for c in tr] for tr in cohort.iter(f"{X}tr")][1:]
-    assert [(r[0], r[1], r[3], r[4]) for r in rows] == [("1", "torch", "4.97 ms", "1.00×"), ("2", "Liger", "9.11 ms", "1.83×")]
+    target, fragment = resolve(record.path, cohort_href)
+    assert target == B200_PAGE  # two GPUs: each has its own page
+    page = parse(site, target)
+    cohort = page.tree.find(f".//*[@id='{fragment}']")
+    rows = _ranked_rows(cohort)
+    assert [(r[0], r[1], r[3], r[5]) for r in rows] == [("1", "torch", "4.97 ms", "1.00×"), ("2", "Liger", "9.11 ms", "1.83×")]
     links = [resolve(page.path, a.get("href"))[0] for a in cohort.iter(f"{X}a")]
     assert links == [f"runs/{TORCH_RUN}/index.html", f"runs/{SEED_RUN}/index.html"]
 
 
-def test_operation_page_groups_by_workload_and_gpu(site):
+def test_operation_page_summarises_and_splits_by_gpu(site):
     page = parse(site, f"operations/{OPERATION}/index.html")
-    groups = [_text(h) for h in page.find_all("h3")]
-    assert "vocab = 128256 · tokens = 2048 · fp32 on NVIDIA B200 (sm_100)" in groups
-    assert "vocab = 128256 · tokens = 2048 · fp32 on NVIDIA H200 (sm_90)" in groups
-    assert "vocab = 128256 · tokens = 4096 · fp32 on NVIDIA B200 (sm_100)" in groups
-    # The replicated pair ranks as two runs of one implementation in the H200 cohort.
-    assert "Not eligible to rank: dry run" not in page.text()
-    assert "not eligible to rank: dry run (CPU rehearsal)" in page.text()
+    assert _text(page.find_all("h1")[0]) == "All results for Jensen-Shannon divergence loss"
+    links = {resolve(page.path, a.get("href"))[0] for a in page.find_all("a")}
+    assert {B200_PAGE, H200_PAGE} <= links
+    summary = next(t for t in page.find_all("table") if "summary" in (t.get("class") or ""))
+    rows = [[_text(c) for c in tr] for tr in summary.find(f"{X}tbody")]
+    assert [r[0] for r in rows] == ["NVIDIA B200 (sm_100)", "NVIDIA H200 (sm_90)"]
+    assert rows[0][3] == "1 torch 9.80 ms"  # the largest workload, 4096 tokens
+    assert "Rankings on" not in page.text()  # the cohorts are on the GPU pages
+    gpu = parse(site, H200_PAGE)
+    assert "Rankings on NVIDIA H200 (sm_90)" in [_text(h) for h in gpu.find_all("h2")]
+    assert "not ranked: dry run (CPU rehearsal)" in gpu.text()
+    # The replicated pair is one implementation: one row, the other run listed with it.
+    cohort = next(d for d in gpu.find_all("div") if "cohort" in (d.get("class") or ""))
+    rows = _ranked_rows(cohort)
+    assert [r[1] for r in rows] == ["sitegen Triton JSD", "Liger"]
+    assert "also measured: 810 µs, Replicated" in _text(cohort)
 
 
 def test_sweep_table_follows_the_varying_axis(site):
-    page = parse(site, f"operations/{OPERATION}/index.html")
+    page = parse(site, B200_PAGE)
     sweep = next(t for t in page.find_all("table") if "sweep" in (t.get("class") or ""))
     header = [_text(th) for th in sweep.find(f"{X}thead").iter(f"{X}th")]
     assert header[-2:] == ["tokens 2048", "tokens 4096"]
@@ -46,13 +64,17 @@ def test_sweep_table_follows_the_varying_axis(site):
     assert ("Liger", "NVIDIA B200 (sm_100)") not in rows  # its 4096-token run failed: one point left
     assert rows[("torch", "NVIDIA B200 (sm_100)")] == ["4.97 ms", "9.80 ms"]
     # H200 runs exist only at 2048 tokens: one point is no sweep.
-    assert not any(gpu.startswith("NVIDIA H200") for _, gpu in rows)
+    assert "Across workloads" in parse(site, H200_PAGE).text()
+    assert not any(t for t in parse(site, H200_PAGE).find_all("table") if "sweep" in (t.get("class") or ""))
 
 
-def test_operation_history_is_newest_first(site):
-    data = json.loads((site / "operations" / OPERATION / "index.json").read_text())
-    observed = [row["observed"] for row in data["history"]]
-    assert observed == sorted(observed, reverse=True) and len(observed) == 8
+def test_operation_history_is_split_per_gpu_and_newest_first(site):
+    main = json.loads((site / "operations" / OPERATION / "index.json").read_text())
+    assert main["history"] == []
+    for gpu in ("nvidia-b200", "nvidia-h200"):
+        data = json.loads((site / "operations" / OPERATION / gpu / "index.json").read_text())
+        observed = [row["observed"] for row in data["history"]]
+        assert observed == sorted(observed, reverse=True) and len(observed) == 4
 
 
 def test_home_page_counts(site):

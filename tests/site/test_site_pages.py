@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import yaml
+
 from conftest import OPERATION, SEED_RUN
 from sitecheck import catalog_runs, pages, resolve
 
@@ -70,4 +72,4 @@ def test_machine_readable_files(site):
     schema = json.loads((site / "schemas" / "v1alpha1" / "BenchmarkRun.schema.json").read_text())
     assert schema["$id"].endswith("BenchmarkRun.schema.json")
     cff = (site / "CITATION.cff").read_text()
-    assert "cff-version: 1.2.0" in cff and 'title: "sitegen registry"' in cff
+    assert yaml.safe_load(cff)["cff-version"] == "1.2.0" and yaml.safe_load(cff)["title"] == "sitegen registry"

@@ -24,16 +24,16 @@ def _links(page):
 def test_elements_appear_in_the_seed_order(record):
     text = record.text()
     order = [
-        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · run ",
+        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · NVIDIA B200 (sm_100) · run ",
         "passed", "Reported evidence", "Primary measurement", "9.11ms median", "p20–p80 9.11–9.11 ms",
         "Rank 2 in its comparison group · source-native comparison · observed 2026-05-27",
         "ms 20 9.11056 · ms 50 9.11056 · ms 80 9.11056",
         "Identity", "Correctness", "Marked passed by the source; the correctness policy was not published.",
         "Workload", "Measurements", "latency · median9.11 ms", "Protocol", "Environment",
-        "gpuNVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
+        "GPUNVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
         "Replications and notes",
         "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does.",
-        "Add a reproduction or note", "Canonical manifest", "Show manifest", "Cite this record",
+        "Add a reproduction or note", "Rerun this record", f"sitegen rerun --like {SEED_RUN}", "Canonical manifest", "Show manifest", "Cite this record",
         "Report an issue with this run", "Published 2026-08-18 · Liger-Kernel benchmarks · BSD-2-Clause",
         "All results for Jensen-Shannon divergence loss →", "JSON",
     ]
@@ -64,7 +64,7 @@ def test_rank_links_to_its_cohort_and_to_the_leader(site, record):
     links = _links(record)
     cohort = links["its comparison group"]
     target, fragment = resolve(record.path, cohort)
-    assert target == f"operations/{OPERATION}/index.html" and fragment.startswith("cohort-")
+    assert target == f"operations/{OPERATION}/nvidia-b200/index.html" and fragment.startswith("cohort-")
     leader = resolve(record.path, links["torch"])[0]
     assert leader == f"runs/{TORCH_RUN}/index.html"
     assert "Leader: torch (4.97 ms)" in record.text()
@@ -145,8 +145,8 @@ def test_controlled_rerun_page(site):
     assert "Replicated evidence" in text
     assert "controlled comparison" in text
     assert "5 samples" in text
-    assert "gpuNVIDIA H200 (sm_90)" in text and "frameworktorch 2.11.0+cu130" in text
-    assert "instance.gpuUuidGPU-2222bbbb" in text
+    assert "GPUNVIDIA H200 (sm_90)" in text and "Frameworktorch 2.11.0+cu130" in text
+    assert "Instance · GPU UUIDGPU-2222bbbb" in text
     assert "[3, 1000]" in text  # a checked correctness case
     dry = parse(site, "runs/sitegen-h200-tokens2048-dry-2026-08-19/index.html").text()
     assert "Not eligible to rank: dry run" in dry and "Reproducible evidence" in dry

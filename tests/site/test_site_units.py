@@ -27,3 +27,36 @@ def test_seed_values():
     assert units.ratio(9.11, 4.97) == "1.83×"
     assert units.percent(0.05) == "5%" and units.percent(-0.0123) == "1.2%"
     assert units.raw_number(9.110560417175293) == "9.11056"
+
+
+def test_run_tables_get_one_metric_and_one_unit_per_column():
+    from types import SimpleNamespace as Run
+
+    from sitegen.site.value_columns import value_columns
+
+    rows = [Run(metric="latency", statistic="median", unit="ns", value=950_000.0),
+            Run(metric="latency", statistic="median", unit="ns", value=9_110_000.0),
+            Run(metric="memory", statistic="median", unit="MB", value=1234.5), None,
+            Run(metric="latency", statistic="median", unit="ns", value=12_500_000.0)]
+    latency, memory = value_columns(rows)
+    assert latency.header == "Latency, median (ms)" and latency.cells == ["0.950", "9.11", "", "", "12.5"]
+    assert memory.header == "Memory, median (MB)" and memory.cells == ["", "", "1,234", "", ""]
+
+
+def test_home_table_has_no_mixed_unit_value_column(site):
+    html = (site / "index.html").read_text()
+    assert '<th scope="col" class="num">Latency, median (ms)</th>' in html
+    assert '>Value</th>' not in html
+
+
+def test_manifest_fields_read_as_words_with_units():
+    from sitegen.site import field_labels as F
+
+    assert (F.label("measurement.warmup.minMs"), F.value("measurement.warmup.minMs", 25.0)) == ("Warm-up · minimum time", "25 ms")
+    assert (F.label("maxClocksMHz.memory"), F.value("maxClocksMHz.memory", 3201)) == ("Maximum memory clock", "3,201 MHz")
+    assert F.value("devicePolicy.l2FlushBytes", 268435456) == "256 MiB"
+    assert F.value("measurement.l2Flush", True) == "yes"
+    # A field nobody labelled still reads as words, its unit suffix moved to the value.
+    assert F.label("hardware.someNewLimitW") == "Hardware · some new limit"
+    assert F.value("hardware.someNewLimitW", 350) == "350 W"
+    assert F.label("instance.gpuUuid") == "Instance · GPU UUID"

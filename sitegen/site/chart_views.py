@@ -1,0 +1,232 @@
+"""Which charts a page shows, with the numbers of each as a table: sweeps, history, sample spread.
+
+The SVG drawing is sitegen.site.charts; this module chooses the data from the index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable
+
+from markupsafe import Markup
+
+from sitegen.site import charts
+from sitegen.site import labels as L
+from sitegen.site import units
+from sitegen.site.index import Index, RunFacts
+
+_SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
+
+FloorOf = Callable[[RunFacts, list[float]], "list[tuple[float, float]] | None"]
+"""(a run of the chart, the x values) → roofline-floor points in ns, or None where bytes moved are unknown."""
+
+
+@dataclass(frozen=True)
+class ChartView:
+    """One chart and the same numbers as a table (header row, then rows of text)."""
+
+    id: str
+    caption: str
+    svg: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def _unit_of(values_ns: list[float]) -> tuple[str, float]:
+    """The display unit of a set of durations: the one its median reads best in."""
+    middle = sorted(values_ns)[len(values_ns) // 2]
+    unit = units.duration_ns(middle)[1]
+    return unit, _SCALES[unit]
+
+
+def _tick(value: float) -> str:
+    if abs(value) >= 1000:
+        return f"{round(value):,}"
+    return f"{value:.3g}"
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[ChartView]:
+    """Per GPU × dtype × pass (× the other axes held fixed): latency against each varying numeric axis.
+
+    One line per implementation (its newest ranked run at each point), log–log; with
+    ``floor_of``, a roofline-floor line where it returns points.
+    """
+    values: dict[str, set] = defaultdict(set)
+    for f in runs:
+        for key, value in f.workload.model.spec.axes.items():
+            values[key].add(value)
+    views = []
+    for axis in sorted(k for k, v in values.items() if len(v) > 1 and all(_numeric(x) for x in v)):
+        groups: dict[tuple, dict[str, dict[float, RunFacts]]] = defaultdict(lambda: defaultdict(dict))
+        for f in runs:
+            axes = f.workload.model.spec.axes
+            if f.rank is None or f.metric != "latency" or f.unit != "ns" or axis not in axes:
+                continue
+            fixed = " · ".join(f"{k} = {L.scalar(v)}" for k, v in axes.items() if k != axis)
+            key = (f.gpu, L.dtype_label(f.workload) or "—", f.timed_pass, fixed)
+            cell = groups[key][L.implementation_label(f.implementation)]
+            x = float(axes[axis])
+            if x not in cell or (f.run.spec.observedAt, f.name) > (cell[x].run.spec.observedAt, cell[x].name):
+                cell[x] = f
+        for key in sorted(groups):
+            lines = {name: cells for name, cells in sorted(groups[key].items()) if len(cells) > 1}
+            if lines:
+                views.append(_sweep_view(axis, key, lines, floor_of))
+    return views
+
+
+def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], floor_of: FloorOf | None) -> ChartView:
+    gpu, dtype, the_pass, fixed = key
+    xs = sorted({x for cells in lines.values() for x in cells})
+    unit, scale = _unit_of([f.value for cells in lines.values() for f in cells.values()])
+    series = [charts.Series(name, [(x, cells[x].value / scale) for x in sorted(cells)]) for name, cells in lines.items()]
+    floor = None
+    if floor_of is not None:
+        any_run = next(iter(next(iter(lines.values())).values()))
+        floor = floor_of(any_run, xs)
+        if floor:
+            series.append(charts.Series("roofline floor", [(x, y / scale) for x, y in floor], floor=True))
+    where = " · ".join(p for p in (gpu, dtype, the_pass, fixed) if p)
+    caption = f"Latency against {axis}: {where}"
+    svg = charts.line_chart(
+        title=caption,
+        desc=f"Log–log line chart, one line per implementation ({', '.join(lines)}), median latency in {unit} "
+             f"at {axis} = {', '.join(_tick(x) for x in xs)}. The table beside it lists the same values.",
+        series=series,
+        x=charts.Axis(axis, log=True, format=_tick), y=charts.Axis(f"latency ({unit})", log=True, format=_tick),
+    )
+    columns = [axis] + [f"{name} ({unit})" for name in lines]
+    if floor:
+        columns.append(f"roofline floor ({unit})")
+        floor_at = dict(floor)
+    rows = []
+    for x in xs:
+        row = [_tick(x)] + [units.significant(cells[x].value / scale) if x in cells else "—" for cells in lines.values()]
+        if floor:
+            row.append(units.significant(floor_at[x] / scale) if x in floor_at else "—")
+        rows.append(row)
+    ident = "sweep-" + "-".join(filter(None, (axis, *(L.scalar(p) for p in key))))
+    return ChartView(_slug(ident), caption, Markup(svg), columns, rows)
+
+
+def _slug(text: str) -> str:
+    from sitegen.site.index import slug
+
+    return slug(text)
+
+
+_history_cache: list = []
+
+
+def _history_groups(index: Index) -> dict[tuple, list[RunFacts]]:
+    # One grouping per build, shared by every record page of it.
+    if _history_cache and _history_cache[0] is index:
+        return _history_cache[1]
+    groups: dict[tuple, list[RunFacts]] = defaultdict(list)
+    for f in index.runs:
+        # Runs not eligible to rank (failed, dry runs on a CPU) are no point of a GPU's history.
+        if f.cohort and f.value is not None and not f.reasons:
+            groups[(f.cohort, f.implementation.name)].append(f)
+    for members in groups.values():
+        members.sort(key=lambda f: (f.run.spec.observedAt, f.name))
+    _history_cache[:] = [index, groups]
+    return groups
+
+
+def _days(observed_at: str) -> float:
+    moment = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() / 86400
+
+
+def history_chart(facts: RunFacts, index: Index) -> ChartView | None:
+    """This implementation's value on this workload, GPU, pass and metric over observedAt, when measured twice or more."""
+    if not facts.cohort or facts.value is None or facts.reasons:
+        return None
+    members = _history_groups(index).get((facts.cohort, facts.implementation.name), [])
+    if len(members) < 2:
+        return None
+    if facts.unit == "ns":
+        unit, scale = _unit_of([f.value for f in members])
+    else:
+        unit, scale = facts.unit, 1.0
+    name = L.implementation_label(facts.implementation)
+    # Days since 1970 with the time of day as a fraction: runs of one day stay apart.
+    days = [_days(f.run.spec.observedAt) for f in members]
+    label = f"{facts.metric} ({facts.statistic}, {unit})"
+    caption = f"History of {name}: {L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
+    svg = charts.line_chart(
+        title=caption,
+        desc=f"Line chart of {len(members)} runs' {facts.metric} ({facts.statistic}) in {unit} by observed date, "
+             f"from {members[0].observed} to {members[-1].observed}. The table beside it lists the same values.",
+        series=[charts.Series(name, [(d, f.value / scale) for d, f in zip(days, members)])],
+        x=charts.Axis("observed", dates=True), y=charts.Axis(label, format=_tick),
+    )
+    rows = [[f.run.spec.observedAt[:16].replace("T", " "), units.significant(f.value / scale)] for f in members]
+    return ChartView("history", caption, Markup(svg), ["observed (UTC)", label], rows)
+
+
+def samples_of(facts: RunFacts) -> list[int]:
+    """Every raw sample of the run in ns, processes one after another."""
+    timing = facts.run.spec.timing
+    if timing is None:
+        return []
+    if timing.samplesNs:
+        return list(timing.samplesNs)
+    return [s for p in timing.processes or [] for s in p.samplesNs]
+
+
+def median_interval(ordered: list[float]) -> tuple[float, float] | None:
+    """Distribution-free 95% interval of the median: order statistics n/2 ∓ 0.98·√n (needs n ≥ 6).
+
+    Needs no random resampling, so it is the same on every build.
+    """
+    n = len(ordered)
+    if n < 6:
+        return None
+    half = 0.98 * math.sqrt(n)
+    low, high = max(math.floor(n / 2 - half), 0), min(math.ceil(n / 2 + half), n - 1)
+    return ordered[low], ordered[high]
+
+
+def samples_chart(facts: RunFacts) -> ChartView | None:
+    """The distribution of the run's raw samples, with the median and its 95% interval marked."""
+    samples = samples_of(facts)
+    if len(samples) < 2:
+        return None
+    ordered = sorted(samples)
+    unit, scale = _unit_of(ordered)
+    n = len(ordered)
+    median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    interval = median_interval(ordered)
+    # The slowest 1% (one-off stalls) would stretch the axis until the body is one bar;
+    # they are counted in the description and the table instead.
+    cut = ordered[min(math.ceil(n * 0.99), n - 1)]
+    shown = [v / scale for v in ordered if v <= cut]
+    tail = n - len(shown)
+    caption = f"Distribution of the {n:,} raw samples"
+    desc = f"Histogram of {n:,} latency samples in {unit}, median {units.significant(median / scale)} {unit}"
+    if interval:
+        desc += f", 95% interval of the median {units.significant(interval[0] / scale)}–{units.significant(interval[1] / scale)} {unit}"
+    if tail:
+        desc += f"; {tail:,} samples above {units.significant(cut / scale)} {unit} (the slowest 1%) are not drawn"
+    svg = charts.histogram(
+        title=caption, desc=desc + ". The table beside it lists the same values.", values=shown,
+        marks={"median": median / scale}, band=(interval[0] / scale, interval[1] / scale) if interval else None,
+        x=charts.Axis(f"latency ({unit})", format=_tick),
+    )
+    rows = [["min", units.significant(ordered[0] / scale)],
+            ["median", units.significant(median / scale)]]
+    if interval:
+        rows += [["median 95% interval, low", units.significant(interval[0] / scale)],
+                 ["median 95% interval, high", units.significant(interval[1] / scale)]]
+    if tail:
+        rows.append(["p99 (drawn up to)", units.significant(cut / scale)])
+    rows.append(["max", units.significant(ordered[-1] / scale)])
+    return ChartView("samples", caption, Markup(svg), ["statistic", f"value ({unit})"], rows)

@@ -1,0 +1,217 @@
+"""Charts as small inline SVG documents: line charts (linear, log or date axes) and histograms.
+
+Hand-written rather than matplotlib's SVG backend: matplotlib would add ~40 MB and a
+numpy build to `pip install .` for three chart shapes, and its SVG carries generated ids
+and a font cache whose bytes change between versions. Here every coordinate is printed
+with one decimal, so the same data gives the same bytes on every machine.
+
+Each chart carries <title> and <desc> (read by screen readers, shown as a tooltip) and
+no script; the page prints the same numbers in a table beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+from html import escape
+
+WIDTH, HEIGHT = 640, 300
+LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 44
+# Okabe–Ito: distinguishable with the common colour-vision deficiencies; dashes tell
+# lines apart in print and in grey.
+COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line: its legend name and (x, y) points, x ascending."""
+
+    name: str
+    points: list[tuple[float, float]]
+    floor: bool = False
+    """A reference line (e.g. the roofline floor): drawn grey and dashed, never a data colour."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    label: str
+    log: bool = False
+    dates: bool = False
+    """x values are days since 1970-01-01, labelled as YYYY-MM-DD."""
+    format: object = None
+    """value → tick label; str(value) when None."""
+
+
+def _num(value: float) -> str:
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _scale(values: list[float], log: bool, lo_px: float, hi_px: float):
+    lo, hi = min(values), max(values)
+    if log:
+        lo, hi = math.log10(lo), math.log10(hi)
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+
+    def to_px(value: float) -> float:
+        v = math.log10(value) if log else value
+        return lo_px + (v - lo) / (hi - lo) * (hi_px - lo_px)
+
+    return to_px, lo, hi
+
+
+def _ticks(lo: float, hi: float, log: bool, given: list[float] | None = None) -> list[float]:
+    """Tick values inside [lo, hi] (in log10 units when ``log``)."""
+    if given is not None and len(given) <= 8:
+        return sorted(given)
+    if log:
+        ticks = []
+        for exponent in range(math.floor(lo), math.ceil(hi) + 1):
+            for mantissa in (1, 2, 5):
+                value = mantissa * 10.0 ** exponent
+                if lo <= math.log10(value) <= hi:
+                    ticks.append(value)
+        if len(ticks) > 8:
+            ticks = [t for t in ticks if round(math.log10(t), 6).is_integer()] or ticks[::3]
+        return ticks
+    span = hi - lo
+    step = 10 ** math.floor(math.log10(span / 4)) if span > 0 else 1
+    for factor in (1, 2, 5, 10):
+        if span / (step * factor) <= 6:
+            step *= factor
+            break
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step) + 1)]
+
+
+def _label(axis: Axis, value: float) -> str:
+    if axis.dates:
+        return date.fromordinal(int(math.floor(value)) + date(1970, 1, 1).toordinal()).isoformat()
+    if axis.format is not None:
+        return axis.format(value)
+    return _num(value)
+
+
+def _distinct_labels(axis: Axis, ticks: list[float]) -> list[str]:
+    """Tick labels, with more decimals when the axis's own format makes neighbours equal (516.5 and 517 both "517")."""
+    labels = [_label(axis, t) for t in ticks]
+    decimals = 0
+    while len(set(labels)) < len(labels) and decimals < 6:
+        decimals += 1
+        labels = [f"{t:.{decimals}f}" for t in ticks]
+    return labels
+
+
+def _frame(title: str, desc: str, body: list[str], legend: list[str]) -> str:
+    rows = (len(legend) + 2) // 3
+    height = HEIGHT + rows * 18
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" class="chart"'
+        f' font-family="system-ui, sans-serif" font-size="12">'
+        f"<title>{escape(title)}</title><desc>{escape(desc)}</desc>"
+    )
+    return head + "".join(body) + "".join(legend) + "</svg>"
+
+
+def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks) -> list[str]:
+    out = [f'<g stroke="#8c959f" fill="none"><path d="M{LEFT} {TOP}V{HEIGHT - BOTTOM}H{WIDTH - RIGHT}"/></g>']
+    text = []
+    for t in x_ticks:
+        px = _num(x_px(t))
+        out.append(f'<path d="M{px} {HEIGHT - BOTTOM}v4" stroke="#8c959f"/>')
+        text.append(f'<text x="{px}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{escape(_label(x, t))}</text>')
+    y_labels = _distinct_labels(y, y_ticks)
+    for t, text_label in zip(y_ticks, y_labels):
+        py = _num(y_px(t))
+        out.append(f'<path d="M{LEFT} {py}H{WIDTH - RIGHT}" stroke="#d0d7de" stroke-width="0.5"/>')
+        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{escape(text_label)}</text>')
+    text.append(f'<text x="{(LEFT + WIDTH - RIGHT) // 2}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x.label)}</text>')
+    text.append(f'<text transform="translate(14 {(TOP + HEIGHT - BOTTOM) // 2}) rotate(-90)" text-anchor="middle">{escape(y.label)}</text>')
+    return out + [f'<g fill="currentColor">{"".join(text)}</g>']
+
+
+def _legend_item(i: int, name: str, colour: str, dash: str) -> str:
+    x = LEFT + (i % 3) * 190
+    y = HEIGHT + (i // 3) * 18 + 4
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<path d="M{x} {y}h24" stroke="{colour}" stroke-width="2.5"{dash_attr}/>'
+            f'<text x="{x + 30}" y="{y + 4}" fill="currentColor">{escape(name[:28])}</text>')
+
+
+def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis) -> str:
+    """A line chart with markers at every point; ``series`` must hold at least one point."""
+    xs = [p[0] for s in series for p in s.points]
+    ys = [p[1] for s in series for p in s.points]
+    if not xs:
+        raise ValueError("a chart needs at least one point")
+    x_px, x_lo, x_hi = _scale(xs, x.log, LEFT, WIDTH - RIGHT)
+    y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
+    distinct_x = sorted(set(xs))
+    x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
+    if x.dates:
+        # One tick per day: at the first point of each day when there are few, else spread.
+        ticks = distinct_x if len(distinct_x) <= 4 else x_ticks
+        by_day: dict[str, float] = {}
+        for t in ticks:
+            by_day.setdefault(_label(x, t), t)
+        x_ticks = list(by_day.values())
+    body = _axes(x, y, x_px, y_px, x_ticks, _ticks(y_lo, y_hi, y.log))
+    legend = []
+    colour_index = 0
+    for i, s in enumerate(series):
+        if s.floor:
+            colour, dash, width = "#8c959f", "3 3", "1.5"
+        else:
+            colour, dash, width = COLOURS[colour_index % len(COLOURS)], DASHES[colour_index % len(DASHES)], "2"
+            colour_index += 1
+        points = [(_num(x_px(px)), _num(y_px(py))) for px, py in s.points]
+        path = "M" + "L".join(f"{a} {b}" for a, b in points)
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}"{dash_attr}/>')
+        if not s.floor:
+            body.append(f'<g fill="{colour}">' + "".join(f'<circle cx="{a}" cy="{b}" r="3"/>' for a, b in points) + "</g>")
+        legend.append(_legend_item(i, s.name, colour, dash))
+    return _frame(title, desc, body, legend)
+
+
+def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, float], band: tuple[float, float] | None,
+              x: Axis, bins: int = 40) -> str:
+    """Counts of ``values`` in equal bins; ``marks`` are labelled vertical lines, ``band`` a shaded interval."""
+    if not values:
+        raise ValueError("a histogram needs at least one value")
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    width = (hi - lo) / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(int((v - lo) / width), bins - 1)] += 1
+    x_px, x_lo, x_hi = _scale([lo, hi], False, LEFT, WIDTH - RIGHT)
+    y_px, _, _ = _scale([0, max(counts)], False, HEIGHT - BOTTOM, TOP)
+    y_axis = Axis("samples")
+    y_ticks = [t for t in _ticks(0, max(counts), False) if t == int(t)]
+    body = _axes(x, y_axis, x_px, y_px, _ticks(x_lo, x_hi, False), y_ticks)
+    if band is not None:
+        a, b = x_px(band[0]), x_px(band[1])
+        body.append(f'<rect x="{_num(a)}" y="{TOP}" width="{_num(max(b - a, 1.0))}" height="{HEIGHT - BOTTOM - TOP}" fill="#d55e00" opacity="0.2"/>')
+    bars = []
+    base = y_px(0)
+    for i, count in enumerate(counts):
+        if count:
+            left, right = x_px(lo + i * width), x_px(lo + (i + 1) * width)
+            top = y_px(count)
+            bars.append(f'<rect x="{_num(left)}" y="{_num(top)}" width="{_num(max(right - left - 1, 0.5))}" height="{_num(base - top)}"/>')
+    body.append('<g fill="#0072b2">' + "".join(bars) + "</g>")
+    legend = []
+    for i, (name, value) in enumerate(marks.items()):
+        px = _num(x_px(value))
+        body.append(f'<path d="M{px} {TOP}V{HEIGHT - BOTTOM}" stroke="#000" stroke-width="2" stroke-dasharray="{DASHES[i + 1]}"/>')
+        legend.append(_legend_item(i, name, "#000", DASHES[i + 1]))
+    if band is not None:
+        legend.append(_legend_item(len(legend), "95% interval", "#d55e00", ""))
+    return _frame(title, desc, body, legend)

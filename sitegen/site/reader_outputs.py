@@ -1,0 +1,74 @@
+"""Writes what a reader finds around the pages: site pages, the Operations and Schemas
+indexes, Atom feeds, badges, favicon, sitemap.xml and robots.txt.
+
+Markdown content is read (and any problem in it reported) before the build writes
+anything: ``read_content`` runs with validation, ``write_*`` with the rest of the site.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sitegen.site import labels as L
+from sitegen.site.badges import badge_svg, badges
+from sitegen.site.directory_pages import operations_index, schemas_index
+from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
+from sitegen.site.index import Index
+from sitegen.site.pages import SitePage, load_descriptions, load_pages
+
+
+@dataclass(frozen=True)
+class Content:
+    """The registry's Markdown: site pages and operation descriptions (sanitized HTML)."""
+
+    pages: list[SitePage]
+    descriptions: dict[str, str]
+
+
+def read_content(records: Path, index: Index) -> Content:
+    return Content(load_pages(records), load_descriptions(records, [op.name for op in index.operations]))
+
+
+def _json(data) -> bytes:
+    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def operation_feed_path(name: str) -> str:
+    return L.operation_path(name).removesuffix("index.html") + FEED_NAME
+
+
+def operation_where(name: str, runs) -> str:
+    """The operation's short name and its GPUs in one line, weighted for search: "jsd h200" finds it."""
+    gpus = sorted({f.product for f in runs})
+    return f"Short name {name}" + (f" · results on {', '.join(gpus)}" if gpus else "")
+
+
+def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
+                       updated: str) -> None:
+    for page in content.pages:
+        writer.add(page.path, renderer.render("page.html", page))
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
+        template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
+        writer.add(page.path, renderer.render(template, page))
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    title = index.config.site.title
+    writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",
+                                    page="index.html", updated=updated))
+    for op in index.operations:
+        path = operation_feed_path(op.name)
+        writer.add(path, atom_feed(index.runs_of_operation.get(op.name, []), index, path=path,
+                                   title=f"{title}: {L.operation_title(op)}", page=L.operation_path(op.name), updated=updated))
+    listed = []
+    for badge in badges(index):
+        writer.add(badge.path, badge_svg(badge))
+        listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
+    writer.add("badges/index.json", _json({"badges": listed}))
+
+
+def write_site_edges(index: Index, writer) -> None:
+    """sitemap.xml (every HTML page written so far) and robots.txt; call last."""
+    writer.add("sitemap.xml", sitemap(index, [f for f in writer.files if f.endswith(".html")]))
+    writer.add("robots.txt", robots(index))

@@ -1,0 +1,52 @@
+"""The swap without renameat2 (two renames): it replaces the site, and a build killed
+between the renames loses nothing, because the next build puts the old site back first."""
+
+from __future__ import annotations
+
+import os
+
+from click.testing import CliRunner
+
+import sitegen.site.write as write
+from faults import FIXTURE, snapshot
+from sitegen.cli import main
+
+
+def _build(out):
+    result = CliRunner().invoke(main, ["build", "--records", str(FIXTURE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+
+
+def test_two_renames_replace_the_site(tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    _build(out)
+    first = snapshot(out)
+    monkeypatch.setattr(write, "exchange", lambda a, b: False)
+    _build(out)
+    assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_a_site_lost_in_the_gap_is_put_back_by_the_next_build(tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    _build(out)
+    first = snapshot(out)
+    # What a kill between the two renames leaves: the old site under .previous-, no --out.
+    os.rename(out, tmp_path / ".site.previous-k1ll3d")
+    (tmp_path / ".site.building-k1ll3d").mkdir()
+    (tmp_path / ".site.building-k1ll3d" / "index.html").write_text("half")
+    monkeypatch.setattr(write, "exchange", lambda a, b: False)
+    write.clean_leftovers(out)
+    assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    _build(out)
+    assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_a_running_builds_folder_is_left_alone(tmp_path):
+    out = tmp_path / "site"
+    writer = write.SiteWriter(out)
+    try:
+        write.clean_leftovers(out)
+        assert writer.tmp.is_dir()
+    finally:
+        writer.abort()
+    assert list(tmp_path.iterdir()) == []

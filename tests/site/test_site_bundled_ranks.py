@@ -1,0 +1,99 @@
+"""The bundled registry (records/) as a reader meets it: ranks, passes, rooflines and sizes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from sitecheck import catalog_runs
+from sitegen.site.build import build_site
+
+RECORDS = Path(__file__).resolve().parents[2] / "records"
+LIKE_RUN = "rerun-jsd-forward-liger-nvidia-h200-tokens2048-vocab128256-fp32-20261129t195735z-9f2c7b"
+RANK = re.compile(r"^(=?\d+( · no interval)?|noisy)( · this run noisy)?( \(another run represents it\))?$")
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundled") / "site"
+    build_site(RECORDS, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def catalog(bundled) -> list[dict]:
+    return catalog_runs(bundled)
+
+
+def test_no_cohort_table_lists_an_implementation_twice(bundled):
+    # operations/index.json is the Operations listing, not an operation page.
+    for twin in (bundled / "operations").glob("*/**/index.json"):
+        for gpu in json.loads(twin.read_text())["gpus"]:
+            for section in gpu["passes"]:
+                for dtype in section["dtypes"]:
+                    for cohort in dtype["cohorts"]:
+                        runs = [row["run"]["href"] for row in cohort["ranked"]]
+                        assert len(runs) == len(set(runs)), (twin, cohort["heading"])
+
+
+def test_every_rank_is_strict_shared_noisy_or_says_no_interval(catalog):
+    implementations_per_cohort: dict[tuple, int] = {}
+    for run in catalog:
+        label = run["rankLabel"]
+        assert RANK.match(label) or label == "not ranked" or label.startswith("flagged: "), label
+        if run["comparisonKey"] and RANK.match(label) and "another run" not in label:
+            key = (run["comparisonKey"], run["implementation"])
+            implementations_per_cohort[key] = implementations_per_cohort.get(key, 0) + 1
+    assert implementations_per_cohort and max(implementations_per_cohort.values()) == 1
+
+
+def test_jsd_leads_with_the_full_pass_and_notes_every_split_pass(bundled):
+    main = json.loads((bundled / "operations" / "jsd" / "index.json").read_text())
+    assert main["headline_pass"] == "full"
+    assert {row["gpu"]["text"] for row in main["summary"]} >= {"NVIDIA H200 (sm_90)", "NVIDIA B200 (sm_100)"}
+    h200 = json.loads((bundled / "operations" / "jsd" / "nvidia-h200" / "index.json").read_text())
+    [gpu] = h200["gpus"]
+    assert [p["title"] for p in gpu["passes"]] == ["full: forward + backward", "forward pass", "backward pass"]
+    for section in gpu["passes"][1:]:
+        rows = [row for d in section["dtypes"] for c in d["cohorts"] for row in c["ranked"]]
+        assert rows and all(row["pass_note"] for row in rows)
+    html = (bundled / "operations" / "jsd" / "nvidia-h200" / "index.html").read_text()
+    assert "backward: scales the dX saved in forward by the incoming gradient: nearly free" in html
+    assert "% of roofline" in html
+
+
+def test_h200_records_show_bandwidth_against_the_measured_copy_and_b200_against_nominal(bundled, catalog):
+    h200 = [r for r in catalog if r["operation"] == "jsd" and r["gpu"] == "NVIDIA H200" and r["primary"]]
+    b200 = [r for r in catalog if r["operation"] == "jsd" and r["gpu"] == "NVIDIA B200" and r["primary"]
+            and r["primary"]["metric"] == "latency"]
+    assert len(h200) >= 96 and b200
+    for run in h200:
+        text = (bundled / run["url"] / "index.html").read_text()
+        assert "the measured copy bandwidth" in text, run["name"]
+        assert re.search(r"TB/s achieved|GB/s achieved", text) or "not meaningful for this pass" in text, run["name"]
+    for run in b200:
+        text = (bundled / run["url"] / "index.html").read_text()
+        assert "of the nominal peak (8.00 TB/s) — nominal, not measured" in text, run["name"]
+
+
+def test_a_pass_whose_work_is_done_elsewhere_shows_its_note_not_a_bandwidth(bundled, catalog):
+    # sitegen writes dX in forward: its backward only scales it, far under the dX-write floor.
+    run = next(r for r in catalog if r["name"].startswith("rerun-jsd-backward-sitegen-nvidia-h200-tokens2048-vocab128256-fp32"))
+    text = (bundled / run["url"] / "index.html").read_text()
+    assert "not meaningful for this pass" in text and "scales the dX saved in forward" in text
+    assert "TB/s achieved" not in text
+    h200 = (bundled / "operations" / "jsd" / "nvidia-h200" / "index.html").read_text()
+    assert "over 100%: see pass note" in h200 and "over 100%: unexplained" not in h200
+
+
+def test_the_seeds_like_rerun_names_what_keeps_it_from_verified(bundled):
+    text = (bundled / "runs" / LIKE_RUN / "index.html").read_text()
+    assert "Verified evidence" in text or "not run under the liger_kernel_bench protocol" in text
+
+
+def test_operation_pages_stay_under_300_kb(bundled):
+    sizes = {page: page.stat().st_size for page in (bundled / "operations").rglob("*.html")}
+    assert max(sizes.values()) <= 300_000, max(sizes.items(), key=lambda item: item[1])

@@ -1,0 +1,124 @@
+"""The bundled registry's site as a reader sees it in Chromium, 1280 and 390 px wide, over HTTP.
+
+Built once with search (Pagefind does not work from file://). PAGES is the list to
+extend as pages are added (e.g. the operation's per-GPU sub-page).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from sitegen.site.build import build_site
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+SEED = "runs/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29/index.html"
+H200_VERIFIED = "runs/rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-20261129t194741z-9f2c7b/index.html"
+JSD = "operations/jsd/index.html"
+PAGES = ["index.html", SEED, H200_VERIFIED, JSD]
+# Where the H200 results of JSD live: today the operation page; its per-GPU sub-page once it exists.
+JSD_H200 = ("operations/jsd/nvidia-h200/", "operations/jsd/")
+WIDTHS = [1280, 390]
+MAX_HTML_BYTES = 300 * 1024
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+    pytest.skip("no /usr/bin/chromium (set CI to make this a failure)", allow_module_level=True)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundled") / "site"
+    build_site(ROOT / "records", out, search=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(bundled):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(bundled)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _pages(bundled: Path) -> list[str]:
+    sub = bundled / "operations" / "jsd" / "nvidia-h200" / "index.html"
+    return PAGES + (["operations/jsd/nvidia-h200/index.html"] if sub.exists() else [])
+
+
+# A cell is clipped when its content is wider than the cell (hidden or spilling out);
+# the page is too wide when the document scrolls sideways.
+LAYOUT = """() => {
+  const clipped = [];
+  for (const cell of document.querySelectorAll("main td, main th")) {
+    if (cell.scrollWidth > cell.clientWidth + 1) clipped.push(cell.textContent.trim().slice(0, 60));
+  }
+  return {scroll: document.documentElement.scrollWidth, width: window.innerWidth, clipped};
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pages_fit_and_load_without_errors(browser, served, bundled, width, tmp_path):
+    for path in _pages(bundled):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(served + path, wait_until="networkidle")
+        layout = page.evaluate(LAYOUT)
+        assert errors == [], (path, errors)
+        assert layout["scroll"] <= layout["width"], (path, width, layout["scroll"])
+        assert layout["clipped"] == [], (path, width, layout["clipped"][:5])
+        page.close()
+
+
+def test_search_finds_the_h200_jsd_operation_page(browser, served):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served + "index.html")
+    box = page.locator("#search input")
+    box.fill("jsd h200")
+    results = page.locator(".pagefind-ui__result-link")
+    results.first.wait_for(timeout=30_000)
+    top = [results.nth(i).get_attribute("href") for i in range(min(3, results.count()))]
+    assert any(href and any(href.rstrip("/").endswith(t.rstrip("/")) or t in href for t in JSD_H200) for href in top), top
+    page.close()
+
+
+# GPU and implementation listings are split into pages of 250 runs (issue 14) and operation
+# pages per GPU (issue 16), so no page of the bundled site grows past the limit.
+def test_every_html_page_is_at_most_300_kb(bundled):
+    large = sorted((p.stat().st_size, p.relative_to(bundled).as_posix()) for p in bundled.rglob("*.html")
+                   if p.stat().st_size > MAX_HTML_BYTES)
+    assert large == [], f"{len(large)} page(s) over 300 KB, largest {large[-1:]}"
+
+
+def test_record_pages_are_at_most_300_kb(bundled):
+    """Raw samples are a download, so no record page carries them (34,016 once made one 1.3 MB)."""
+    large = sorted((p.stat().st_size, p.parent.name) for p in (bundled / "runs").glob("*/index.html")
+                   if p.stat().st_size > MAX_HTML_BYTES)
+    assert large == []

@@ -1,0 +1,110 @@
+"""What surrounds the pages: feeds, sitemap, robots, favicon, indexes, badges, Markdown pages."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import feedparser
+from click.testing import CliRunner
+
+from conftest import OPERATION, SEED_RUN
+from sitegen.cli import main
+from sitegen.site.build import build_site
+
+BASE = "https://registry.example.org/"
+
+
+def test_site_and_operation_feeds_parse_as_atom(site):
+    whole = feedparser.parse((site / "feed.xml").read_bytes())
+    assert not whole.bozo, whole.get("bozo_exception")
+    assert whole.version == "atom10" and len(whole.entries) == 8
+    links = [e.link for e in whole.entries]
+    assert f"{BASE}runs/{SEED_RUN}/" in links
+    # Newest published first, then newest observed.
+    keys = [(e.published, e.updated) for e in whole.entries]
+    assert keys == sorted(keys, reverse=True)
+    operation = feedparser.parse((site / "operations" / OPERATION / "feed.xml").read_bytes())
+    assert not operation.bozo and operation.feed.title.endswith("Jensen-Shannon divergence loss")
+    assert all(e.tags[0].term == OPERATION for e in operation.entries)
+    page = (site / "operations" / OPERATION / "index.html").read_text()
+    assert 'type="application/atom+xml"' in page and 'href="../../operations/jensen-shannon-divergence/feed.xml"' in page
+
+
+def test_sitemap_lists_every_page_and_robots_points_at_it(site):
+    root = ET.fromstring((site / "sitemap.xml").read_bytes())
+    locs = {e.text for e in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")}
+    pages = {BASE + p.relative_to(site).as_posix().removesuffix("index.html") for p in site.rglob("*.html")}
+    assert locs == pages and f"{BASE}runs/{SEED_RUN}/" in locs
+    assert f"Sitemap: {BASE}sitemap.xml" in (site / "robots.txt").read_text()
+    ET.fromstring((site / "favicon.svg").read_bytes())
+    assert 'rel="icon" href="favicon.svg"' in (site / "index.html").read_text()
+
+
+def test_operations_index_and_schemas_page(site):
+    operations = (site / "operations" / "index.html").read_text()
+    assert f'href="../operations/{OPERATION}/index.html"' in operations
+    schemas = (site / "schemas" / "index.html").read_text()
+    kinds = ["Attestation", "BenchmarkProtocol", "BenchmarkRun", "ExecutionEnvironment", "ImplementationRevision",
+             "OperationSpec", "WorkloadCase"]
+    for kind in kinds:
+        assert f'href="../schemas/v1alpha1/{kind}.schema.json"' in schemas
+        assert (site / "schemas" / "v1alpha1" / f"{kind}.schema.json").is_file()
+    home = (site / "index.html").read_text()
+    assert 'href="operations/index.html">Operations<' in home and 'href="schemas/index.html">Schemas<' in home
+
+
+def test_badges_link_to_their_cohort_and_read_ranks_from_the_index(site):
+    listed = json.loads((site / "badges" / "index.json").read_text())["badges"]
+    by_path = {b["badge"]: b for b in listed}
+    torch = by_path[f"badges/torch/{OPERATION}/nvidia-b200.svg"]
+    # torch leads the seed's cohort (4.97 ms against Liger's 9.11 ms).
+    assert torch["text"].startswith(f"{OPERATION} · B200 · #1 forward")
+    svg = ET.fromstring((site / torch["badge"]).read_bytes())
+    link = svg.find("{http://www.w3.org/2000/svg}a")
+    assert link.get("href") == torch["cohort"] and "#cohort-" in torch["cohort"]
+    # The link leads to the page that holds the cohort's table (here the B200 page of the operation).
+    target, anchor = torch["cohort"].rsplit("#", 1)
+    assert "/nvidia-b200/" in target
+    page = (site / target.split("/", 3)[-1] if target.startswith("http") else site / target).read_text()
+    assert f'id="{anchor}"' in page
+    assert by_path[f"badges/liger/{OPERATION}/nvidia-b200.svg"]["text"].startswith(f"{OPERATION} · B200 · #2")
+
+
+HOSTILE = """# About us
+
+Plain **text**.
+
+<script>alert(1)</script>
+[click](javascript:alert(2)) <img src=x onerror="alert(3)"> <a href="https://example.org" onclick="alert(4)">ok</a>
+<iframe src="https://evil.example"></iframe>
+"""
+
+
+def test_markdown_pages_and_operation_descriptions_are_sanitized(registry_copy, tmp_path):
+    (registry_copy / "pages").mkdir()
+    (registry_copy / "pages" / "about.md").write_text(HOSTILE)
+    (registry_copy / "operations" / f"{OPERATION}.md").write_text("Computed **in fp32**.\n\n<script>alert(5)</script>\n")
+    build_site(registry_copy, tmp_path / "out")
+    about = (tmp_path / "out" / "pages" / "about" / "index.html").read_text()
+    assert "<h1>About us</h1>" in about and "<strong>text</strong>" in about
+    body = about.split('<main id="main"', 1)[1].split("</main>", 1)[0]
+    for bad in ("<script", "alert(", "javascript:", "onerror", "onclick", "<iframe", "<img"):
+        assert bad not in body, bad
+    assert '<a href="https://example.org" rel="nofollow noopener noreferrer">ok</a>' in body
+    # Linked from every page's navigation.
+    assert 'href="../../pages/about/index.html">About us<' in (tmp_path / "out" / "runs" / SEED_RUN / "index.html").read_text()
+    operation = (tmp_path / "out" / "operations" / OPERATION / "index.html").read_text()
+    assert "Computed <strong>in fp32</strong>." in operation and "alert(5)" not in operation
+
+
+def test_bad_markdown_files_are_one_line_problems(registry_copy, tmp_path):
+    (registry_copy / "pages").mkdir()
+    (registry_copy / "pages" / "about.md").write_bytes(b"# About\n\xff\xfe")
+    result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(tmp_path / "o"), "--no-search"])
+    assert result.exit_code == 1 and "pages/about.md: $: not valid UTF-8" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+    (registry_copy / "pages" / "about.md").unlink()
+    (registry_copy / "operations" / "no-such-op.md").write_text("hi")
+    result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(tmp_path / "o"), "--no-search"])
+    assert result.exit_code == 1 and "no-such-op.md: $: describes no operation" in result.output

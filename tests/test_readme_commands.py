@@ -1,0 +1,63 @@
+"""The README's command table states what the commands really do by default (issue 12)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from sitegen.cli import SCHEMA_FOLDER, main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+ROW = re.compile(r"^\| `sitegen ([a-z]+(?: [a-z]+)?)([^`]*)` \| (.*) \|$")
+
+
+def table() -> dict[str, tuple[str, str]]:
+    """command path → (its usage as the README writes it, the row's text)."""
+    rows = {}
+    for line in README.read_text(encoding="utf-8").splitlines():
+        match = ROW.match(line)
+        if match:
+            rows[match[1]] = (match[2], match[3])
+    return rows
+
+
+def commands() -> dict[str, click.Command]:
+    found = {}
+    for name, command in main.commands.items():
+        if isinstance(command, click.Group):
+            found.update({f"{name} {sub}": c for sub, c in command.commands.items()})
+        else:
+            found[name] = command
+    return found
+
+
+def test_every_command_has_a_row_and_every_row_a_command():
+    assert set(table()) == set(commands())
+
+
+@pytest.mark.parametrize("name", sorted(commands()))
+def test_declared_defaults_are_stated_and_usage_names_real_options(name):
+    usage, text = table()[name]
+    command = commands()[name]
+    options = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    assert set(re.findall(r"--[a-z-]+", usage)) <= options, usage
+    for param in command.params:
+        default = param.default
+        # Only real values: flags, None and click's own "unset" marker state no default.
+        if isinstance(default, bool) or not isinstance(default, (str, int, float, Path)):
+            continue
+        if isinstance(param.type, click.Choice) and len(param.type.choices) == 1:
+            continue  # nothing to choose, nothing to state
+        value = str(default)
+        if isinstance(param, click.Argument):
+            assert f"(default `{value}`)" in text, (name, param.name, value)
+        else:
+            assert f"`{param.opts[0]} {value}`" in text, (name, param.opts[0], value)
+
+
+def test_schema_row_states_where_schema_writes():
+    _, text = table()["schema"]
+    assert f"(default `{SCHEMA_FOLDER}`" in text
