@@ -33,6 +33,7 @@ from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.roofline import floor_ns
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
 from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
@@ -250,7 +251,7 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
         runs = index.runs_of_operation.get(operation.name, [])
         for page, shown in operation_pages_with_runs(operation, index):
             writer.add(page.path, renderer.render(
-                "operation.html", page, sweep_charts=sweep_charts(shown), description=content.descriptions.get(operation.name),
+                "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)), description=content.descriptions.get(operation.name),
                 feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
             writer.add(_twin(page.path), to_json(page))
     for page in implementation_pages(index) + gpu_pages(index):

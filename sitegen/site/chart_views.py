@@ -20,7 +20,8 @@ from sitegen.site.index import Index, RunFacts
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
 
-FloorOf = Callable[[RunFacts, list[float]], "list[tuple[float, float]] | None"]
+FloorOf = Callable[[RunFacts], "float | None"]
+"""The least time, in the run's own unit, the run's pass could take (its roofline floor), or None."""
 """(a run of the chart, the x values) → roofline-floor points in ns, or None where bytes moved are unknown."""
 
 
@@ -56,8 +57,9 @@ def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[
     """Per GPU × dtype × pass (× the other axes held fixed): latency against each varying numeric axis.
 
     One line per implementation (its newest ranked run at each point), log–log; with
-    ``floor_of``, a roofline-floor line where it returns points.
+    ``floor_of``, a roofline-floor line through the points where it knows the floor.
     """
+    slots = {name: i for i, name in enumerate(sorted({L.implementation_label(f.implementation) for f in runs}))}
     values: dict[str, set] = defaultdict(set)
     for f in runs:
         for key, value in f.workload.model.spec.axes.items():
@@ -78,19 +80,26 @@ def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[
         for key in sorted(groups):
             lines = {name: cells for name, cells in sorted(groups[key].items()) if len(cells) > 1}
             if lines:
-                views.append(_sweep_view(axis, key, lines, floor_of))
+                views.append(_sweep_view(axis, key, lines, floor_of, slots))
     return views
 
 
-def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], floor_of: FloorOf | None) -> ChartView:
+def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], floor_of: FloorOf | None,
+                slots: dict[str, int]) -> ChartView:
     gpu, dtype, the_pass, fixed = key
     xs = sorted({x for cells in lines.values() for x in cells})
     unit, scale = _unit_of([f.value for cells in lines.values() for f in cells.values()])
-    series = [charts.Series(name, [(x, cells[x].value / scale) for x in sorted(cells)]) for name, cells in lines.items()]
+    series = [charts.Series(name, [(x, cells[x].value / scale) for x in sorted(cells)], slot=slots.get(name))
+              for name, cells in lines.items()]
     floor = None
     if floor_of is not None:
-        any_run = next(iter(next(iter(lines.values())).values()))
-        floor = floor_of(any_run, xs)
+        # Every implementation at one point shares the workload, so any run there gives the floor.
+        at = {x: next(cells[x] for cells in lines.values() if x in cells) for x in xs}
+        floor = [(x, ns) for x in xs if (ns := floor_of(at[x])) is not None] or None
+        # A line under the floor did this pass's work in another pass (see the pass notes):
+        # the floor would then only mislead, so it is left out of that chart.
+        if floor and any(cells[x].value < ns for x, ns in floor for cells in lines.values() if x in cells):
+            floor = None
         if floor:
             series.append(charts.Series("roofline floor", [(x, y / scale) for x, y in floor], floor=True))
     where = " · ".join(p for p in (gpu, dtype, the_pass, fixed) if p)

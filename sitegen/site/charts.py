@@ -32,6 +32,8 @@ class Series:
     points: list[tuple[float, float]]
     floor: bool = False
     """A reference line (e.g. the roofline floor): drawn grey and dashed, never a data colour."""
+    slot: int | None = None
+    """Which colour and dash: the same implementation keeps its slot in every chart of a page."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,8 @@ def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis)
         if s.floor:
             colour, dash, width = "#8c959f", "3 3", "1.5"
         else:
-            colour, dash, width = COLOURS[colour_index % len(COLOURS)], DASHES[colour_index % len(DASHES)], "2"
+            slot = colour_index if s.slot is None else s.slot
+            colour, dash, width = COLOURS[slot % len(COLOURS)], DASHES[slot % len(DASHES)], "2"
             colour_index += 1
         points = [(_num(x_px(px)), _num(y_px(py))) for px, py in s.points]
         path = "M" + "L".join(f"{a} {b}" for a, b in points)

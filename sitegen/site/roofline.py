@@ -95,6 +95,17 @@ def bytes_moved(facts: RunFacts) -> int | None:
     return round(total)
 
 
+def floor_ns(facts: RunFacts, config: Config) -> float | None:
+    """The least time the run's pass could take: its bytes at the copy bandwidth measured with it.
+
+    Only a measured ceiling draws a floor: a nominal peak is no time any kernel was shown to reach.
+    """
+    moved, copy = bytes_moved(facts), facts.details.get("copyBandwidthGBs")
+    if moved is None or facts.unit != "ns" or isinstance(copy, bool) or not isinstance(copy, (int, float)) or copy <= 0:
+        return None
+    return moved / copy  # bytes / (GB/s) = ns
+
+
 def roofline(facts: RunFacts, config: Config) -> Roofline | None:
     """The run's roofline figures; None unless it is a timed run of an operation with a bytes rule."""
     if facts.unit != "ns" or not facts.value:

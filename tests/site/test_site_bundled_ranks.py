@@ -12,7 +12,8 @@ from sitecheck import catalog_runs
 from sitegen.site.build import build_site
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"
-LIKE_RUN = "rerun-jsd-forward-liger-nvidia-h200-tokens2048-vocab128256-fp32-20261129t195735z-9f2c7b"
+# The bundled --like rerun of the seed record: the one H200 run that names the run it reran.
+LIKE_RUN = next(p.stem for p in sorted((RECORDS / "runs" / "jsd").glob("rerun-*.json")) if '"rerunOf"' in p.read_text())
 RANK = re.compile(r"^(=?\d+( · no interval)?|noisy)( · this run noisy)?( \(another run represents it\))?$")
 
 
@@ -97,3 +98,13 @@ def test_the_seeds_like_rerun_names_what_keeps_it_from_verified(bundled):
 def test_operation_pages_stay_under_300_kb(bundled):
     sizes = {page: page.stat().st_size for page in (bundled / "operations").rglob("*.html")}
     assert max(sizes.values()) <= 300_000, max(sizes.items(), key=lambda item: item[1])
+
+
+def test_h200_sweep_charts_draw_the_measured_roofline_floor_but_not_under_moved_work(bundled):
+    html = (bundled / "operations" / "jsd" / "nvidia-h200" / "index.html").read_text()
+    figures = re.findall(r'<figure class="chart-block".*?</figure>', html, re.S)
+    full = [f for f in figures if "· full ·" in f]
+    backward = [f for f in figures if "· backward ·" in f]
+    assert full and all("roofline floor" in f for f in full)
+    # sitegen's backward is under T·V·b (its forward wrote dX), so a floor there would mislead.
+    assert backward and not any("roofline floor" in f for f in backward)

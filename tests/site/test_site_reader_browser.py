@@ -21,7 +21,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 SEED = "runs/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29/index.html"
-H200_VERIFIED = "runs/rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-20261129t194741z-9f2c7b/index.html"
+# The bundled sweep's sitegen full-pass fp32 run at 8192 tokens, whatever its time stamp.
+H200_VERIFIED = "runs/{}/index.html".format(next(
+    p.stem for p in sorted((ROOT / "records" / "runs" / "jsd").glob("rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-*.json"))))
 JSD = "operations/jsd/index.html"
 PAGES = ["index.html", SEED, H200_VERIFIED, JSD]
 # Where the H200 results of JSD live: today the operation page; its per-GPU sub-page once it exists.
