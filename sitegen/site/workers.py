@@ -3,7 +3,7 @@
 Workers are forked once the index is built, so they share it copy-on-write instead of
 rebuilding or pickling it. Each renders a contiguous slice of the runs straight into the
 staging folder and sends back only the paths it wrote. A page depends on the index alone,
-so the bytes are those of a one-process build (tests/site/test_parallel_build.py).
+so the bytes are those of a one-process build (tests/site/test_incremental_build.py).
 """
 
 from __future__ import annotations

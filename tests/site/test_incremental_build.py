@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURE, TORCH_RUN, edit_run
@@ -35,6 +36,8 @@ def test_workers_build_the_same_bytes_as_one_process(tmp_path):
     _build(RECORDS, one, "--jobs", "1")
     _build(RECORDS, many, "--jobs", "3")
     assert _files(one) == _files(many)
+    # Workers write each sampled run's raw samples as the one process does.
+    assert any(name.endswith("/samples.json") for name in _files(many))
 
 
 def test_an_unchanged_registry_leaves_the_site_untouched(registry_copy, tmp_path):
@@ -54,6 +57,39 @@ def test_other_options_or_a_missing_file_rebuild(registry_copy, tmp_path):
     assert "up to date" not in _build(registry_copy, out).output
     assert _files(out) == expected
     assert "up to date" not in _build(registry_copy, out, "--base-url", "https://example.org/x/").output
+
+
+EDITS = {
+    "a site page": lambda root: (root / "pages").mkdir() or (root / "pages" / "about.md").write_text("# About\n\nHello.\n"),
+    "an operation description": lambda root: (root / "operations" / "jensen-shannon-divergence.md").write_text(
+        "# Jensen-Shannon divergence\n\nWhat it computes.\n"),
+    "the GPU datasheets": lambda root: (root / "gpus.toml").write_text(
+        '["NVIDIA B200"]\nnominal_memory_bandwidth_gbs = 7000\nsource = "https://example.org/b200"\n'),
+    "a setting": lambda root: (root / "sitegen.toml").write_text(
+        (root / "sitegen.toml").read_text().replace('license = "CC-BY-4.0"', 'license = "MIT"', 1)),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_every_input_beside_the_records_rebuilds(registry_copy, tmp_path, edit):
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    _build(registry_copy, out, "--no-search")
+    before = _files(out)
+    EDITS[edit](registry_copy)
+    assert "up to date" not in _build(registry_copy, out, "--no-search").output
+    _build(registry_copy, fresh, "--no-search")
+    assert _files(out) == _files(fresh) != before
+
+
+def test_search_on_or_off_rebuilds(registry_copy, tmp_path):
+    out = tmp_path / "site"
+    _build(registry_copy, out, "--no-search")
+    assert not (out / "pagefind").exists()
+    assert "up to date" not in _build(registry_copy, out).output
+    assert (out / "pagefind").is_dir()
+    assert "up to date" in _build(registry_copy, out).output
+    assert "up to date" not in _build(registry_copy, out, "--no-search").output
+    assert not (out / "pagefind").exists()
 
 
 def test_one_edited_run_rewrites_only_the_files_that_change(registry_copy, tmp_path):

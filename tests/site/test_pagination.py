@@ -47,3 +47,8 @@ def test_long_lists_are_split_into_linked_pages(tmp_path, monkeypatch):
         assert len(targets) == (3 if number == 1 else 1)
         seen += targets
     assert seen == expected
+    # Every page of the list is in the sitemap, as every other HTML page is.
+    sitemap = (split / "sitemap.xml").read_text()
+    for page in pages:
+        folder = page.parent.relative_to(split).as_posix()
+        assert f"{folder}/</loc>" in sitemap
