@@ -3,6 +3,7 @@ is not rebuilt, and a one-run edit rewrites only the files whose bytes change.""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE, TORCH_RUN, edit_run
 from sitegen.cli import main
 from sitegen.site.write import MARKER
+from sitegen.transaction import COMMITTED, JOURNAL, STAGED
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"
 
@@ -90,6 +92,25 @@ def test_search_on_or_off_rebuilds(registry_copy, tmp_path):
     assert "up to date" in _build(registry_copy, out).output
     assert "up to date" not in _build(registry_copy, out, "--no-search").output
     assert not (out / "pagefind").exists()
+
+
+def test_a_registry_write_killed_after_its_commit_point_is_finished_and_built(registry_copy, tmp_path):
+    # A journal as `attest` leaves it when killed after COMMITTED: the next command, this
+    # build included, must finish it before deciding that nothing changed.
+    out, edited = tmp_path / "site", tmp_path / "edited"
+    _build(registry_copy, out, "--no-search")
+    shutil.copytree(registry_copy, edited)
+    edit_run(edited, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] + 1))
+    changed = [f"runs/{TORCH_RUN}.json", "digests.lock"]
+    for relative in changed:
+        staged = registry_copy / JOURNAL / STAGED / relative
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.write_bytes((edited / relative).read_bytes())
+    (registry_copy / JOURNAL / COMMITTED).write_text(json.dumps(changed))
+    assert "up to date" not in _build(registry_copy, out, "--no-search").output
+    assert not (registry_copy / JOURNAL).exists()
+    _build(edited, tmp_path / "fresh", "--no-search")
+    assert _files(out) == _files(tmp_path / "fresh")
 
 
 def test_one_edited_run_rewrites_only_the_files_that_change(registry_copy, tmp_path):
