@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
+
+from sitegen.problems import InputError, Problem
 
 # What forked workers inherit: (index, renderer, writer, write_runs). Set only while a
 # pool is alive; a module global because fork shares it without pickling.
@@ -53,14 +57,20 @@ def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest:
     edges = [runs * i // count for i in range(count + 1)]
     global _shared
     _shared = (index, renderer, writer, write_runs)
+    # An executor, not multiprocessing.Pool: when a worker dies (the OOM killer, a signal)
+    # the pool would wait for its slice for ever; the executor fails the build instead.
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            # imap, not imap_unordered: files are adopted in run order whatever the timing.
-            pending = pool.imap(_render_slice, list(zip(edges, edges[1:])))
-            write_rest()
-            progress.stage("record pages", total=runs)
-            for low, high in zip(edges, edges[1:]):
-                writer.adopt(next(pending))
-                progress.advance(high - low)
+        slices = [pool.submit(_render_slice, bounds) for bounds in zip(edges, edges[1:])]
+        write_rest()
+        progress.stage("record pages", total=runs)
+        # In run order, whatever the timing, so the files are adopted in the same order.
+        for done, low, high in zip(slices, edges, edges[1:]):
+            writer.adopt(done.result())
+            progress.advance(high - low)
+    except BrokenProcessPool:
+        raise InputError([Problem(str(writer.out), "$", "a process rendering record pages died (out of memory?); "
+                                  "nothing was changed; try fewer --jobs")]) from None
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         _shared = None

@@ -137,3 +137,30 @@ def test_a_registry_copied_elsewhere_builds_the_same_site(tmp_path):
     _build(a / "records", a / "site")
     _build(b / "records", b / "site")
     assert _files(a / "site") == _files(b / "site")
+
+
+def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_path, monkeypatch):
+    # As the OOM killer would: the build must stop with one line, not wait for the slice for ever.
+    import os
+    import signal
+
+    from sitegen.site import build
+
+    out = tmp_path / "site"
+    _build(registry_copy, out, "--no-search")
+    before = _files(out)
+    parent = os.getpid()
+    write_runs = build._write_run_pages
+
+    def dies_in_a_worker(*args):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        write_runs(*args)
+
+    monkeypatch.setattr(build, "_write_run_pages", dies_in_a_worker)
+    edit_run(registry_copy, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] + 1))
+    result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(out), "--no-search", "--jobs", "2"])
+    assert result.exit_code != 0
+    assert "a process rendering record pages died" in result.output and "Traceback" not in result.output
+    assert _files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records", "site"]
