@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -21,12 +22,21 @@ RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic", "n
 
 
 def _files(root: Path) -> list[tuple[str, str]]:
-    """(path, path relative to root, "/"-separated) of every file, hidden folders aside, sorted."""
-    found = []
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+    """(path, path relative to root, "/"-separated) of every file and folder, hidden folders aside, sorted."""
+    found, seen = [], set()
+    # Through linked folders, as the loader's rglob goes; each real folder once, so a link
+    # loop ends.
+    for folder, subfolders, names in os.walk(root, followlinks=True):
         relative = os.path.relpath(folder, root).replace(os.sep, "/")
         prefix = "" if relative == "." else relative + "/"
+        # Folders count too (path ""), so a second link to a folder changes the inputs.
+        found.append(("", prefix))
+        info = os.stat(folder)
+        if (info.st_dev, info.st_ino) in seen:
+            subfolders[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
         found.extend((os.path.join(folder, name), prefix + name) for name in sorted(names))
     return found
 
@@ -52,8 +62,32 @@ def build_inputs(records: Path, **options) -> str:
     digest.update(repr(sorted(options.items())).encode())
     digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
     for path, relative in _files(records):
-        with open(path, "rb") as handle:
-            data = handle.read()
-        digest.update(f"\0{relative}\0{len(data)}\0".encode())
-        digest.update(data)
+        _add_file(digest, path, relative)
     return "sha256:" + digest.hexdigest()
+
+
+def _add_file(digest, path: str, relative: str) -> None:
+    """A regular file's bytes, read in chunks; for anything else only what it is.
+
+    ``path`` "" is a folder.
+
+    A FIFO, a device or an unreadable file is never read here (a FIFO would hang the
+    build, /dev/zero never end): the build that follows, as the inputs differ from any
+    good build's, refuses it in one line (sitegen.inputfile.read_regular).
+    """
+    if not path:
+        digest.update(f"\0{relative}\0folder\0".encode())
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        digest.update(f"\0{relative}\0unreadable {exc.errno}\0".encode())
+        return
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            digest.update(f"\0{relative}\0mode {stat.S_IFMT(info.st_mode)}\0".encode())
+            return
+        digest.update(f"\0{relative}\0{info.st_size}\0".encode())
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
