@@ -24,7 +24,7 @@ def concurrent_attests(tmp: Path, writers: int) -> tuple[bool, str]:
     root = tmp / "records"
     shutil.copytree(FIXTURE, root)
     runs = sorted(p.stem for p in (root / "runs").glob("*.json"))
-    jobs = [_start(["attest", runs[i % len(runs)], "--kind", "reproduced", "--value", f"{i + 1} ms",
+    jobs = [_start(["attest", runs[i % len(runs)], "--kind", "reproduced", "--note", f"writer {i + 1} reproduced it",
                     "--date", "2026-09-01", "--records", str(root)]) for i in range(writers)]
     results = [(job.wait(timeout=120), job.stderr.read()) for job in jobs]
     if any(code != 0 for code, _ in results):
