@@ -61,9 +61,3 @@ def read_regular(path: Path, limit: int, display: str | None = None) -> bytes:
         os.close(fd)
 
 
-def is_regular(path: Path) -> bool:
-    """True for a regular file (links followed); False for anything else or nothing."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False

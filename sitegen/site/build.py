@@ -264,12 +264,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
         writer.add(name, data)
     for name, data in schema_files().items():
         writer.add(SCHEMA_FOLDER + name, data)
-    site = index.config.site
+    site, released = index.config.site, build_date(index)
     writer.add("CITATION.cff", citation_cff(
         title=site.title, base_url=site.base_url, repository_url=site.repository_url,
-        license=site.license, released=build_date(index),
+        license=site.license, released=released,
     ))
     for name, data in static_files().items():
         writer.add(name, data)
     write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
-                       schema_names=list(schema_files()), updated=build_date(index))
+                       schema_names=list(schema_files()), updated=released)

@@ -16,13 +16,12 @@ from markupsafe import Markup
 from sitegen.site import charts
 from sitegen.site import labels as L
 from sitegen.site import units
-from sitegen.site.index import Index, RunFacts
+from sitegen.site.index import Index, RunFacts, slug
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
 
 FloorOf = Callable[[RunFacts], "float | None"]
 """The least time, in the run's own unit, the run's pass could take (its roofline floor), or None."""
-"""(a run of the chart, the x values) → roofline-floor points in ns, or None where bytes moved are unknown."""
 
 
 @dataclass(frozen=True)
@@ -122,13 +121,7 @@ def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], 
             row.append(units.significant(floor_at[x] / scale) if x in floor_at else "—")
         rows.append(row)
     ident = "sweep-" + "-".join(filter(None, (axis, *(L.scalar(p) for p in key))))
-    return ChartView(_slug(ident), caption, Markup(svg), columns, rows)
-
-
-def _slug(text: str) -> str:
-    from sitegen.site.index import slug
-
-    return slug(text)
+    return ChartView(slug(ident), caption, Markup(svg), columns, rows)
 
 
 _history_cache: list = []

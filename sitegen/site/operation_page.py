@@ -220,17 +220,14 @@ def _history(runs: list[RunFacts], gpu_page: str | None) -> tuple[list[RunRow], 
     return by_newest(runs, HISTORY_ROWS), f"The {HISTORY_ROWS} newest of {len(runs)} runs; every run is listed {where}."
 
 
-def operation_pages(operation, index: Index) -> list[OperationPage]:
-    """The operation's page, and its GPU and pass pages where the layout splits it."""
-    return [page for page, _ in operation_pages_with_runs(operation, index)]
-
-
 def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPage, list[RunFacts]]]:
-    """Each page with the ranked runs its detail sections show (none on a page of links only)."""
+    """The operation's page, and its GPU and pass pages where the layout splits it, each with the
+    ranked runs its detail sections show (none on a page of links only)."""
     runs = index.runs_of_operation.get(operation.name, [])
     split, by_pass_gpus = _layout(index, operation.name)
     headline = headline_pass(runs)
     title = L.operation_title(operation)
+    bytes_rule = _bytes_rule(operation)
     semantics = operation.model.spec.semantics
     keys = sorted({f.cohort for f in runs if f.cohort})
     runs_of_gpu: dict[str, list[RunFacts]] = {}
@@ -240,11 +237,12 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
 
     def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page):
         history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
-        shown = [f for f in page_runs if f.cohort in set(page_keys)] if detail else []
+        wanted = set(page_keys)
+        shown = [f for f in page_runs if f.cohort in wanted] if detail else []
         return OperationPage(
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
-            bytes_rule=_bytes_rule(operation), run_count=len(page_runs), parent=parent, headline_pass=headline,
+            bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent, headline_pass=headline,
             summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by="pass" if gpu_page else "GPU",
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
@@ -270,7 +268,8 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             pages.append(page(gpu_path, heading, top if split else None, gpu_runs, gpu_keys, links, False, gpu_runs, gpu_path))
             for the_pass in ordered:
                 pass_keys = by_pass[the_pass]
-                pass_runs = [f for f in gpu_runs if f.cohort in set(pass_keys)]
+                wanted = set(pass_keys)
+                pass_runs = [f for f in gpu_runs if f.cohort in wanted]
                 pages.append(page(pass_path(operation.name, gpu_slug, the_pass),
                                   f"{title} on {product} · {PASS_TITLES.get(the_pass, the_pass)}",
                                   Link(heading, gpu_path), pass_runs, pass_keys, [], True, [], gpu_path))
