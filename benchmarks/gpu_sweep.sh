@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# The H200 evidence in one device call (<= 10 min): GPU tests, the self-test, the default sweep.
+# The H200 evidence: the self-test, GPU tests, the default sweep (one or two device calls).
 #
-#   bash benchmarks/gpu_sweep.sh RECORDS_DIR [STEPS]
+#   bash benchmarks/gpu_sweep.sh RECORDS_DIR [STEPS]   (SWEEP_DTYPES="fp32 bf16" by default)
 #
 # Run in the repository root on the GPU machine, with the wheels the image lacks in .whl/
 # (liger-kernel 0.8.5, rfc8785, pydantic + pydantic-core + annotated-types + typing-inspection;
-# carry=[".whl"]). STEPS (default "selftest sweep tests") picks what runs; they run in that
-# order, so that a call cut short keeps the records (packed after each dtype). Writes the sweep's
+# carry=[".whl"]). STEPS (default "selftest tests sweep") picks what runs, always in the order
+# selftest, errors, tests, sweep, like; the records are packed after each dtype, so that a call
+# cut short keeps what was measured. "errors": the honest implementations' error against
+# float64 (honest_errors_h200.txt), the data behind the bf16/fp16 tolerances. Writes the sweep's
 # records into RECORDS_DIR (a fresh folder) and packs them as $OUT/sweep_records.tgz (the files
 # under runs/, environments/, protocols/, ... as `sitegen rerun --out` lays them out; unpack
 # into records/ and run `sitegen lock records`). Logs and --json summaries go to $OUT:
 # gpu_tests.log, selftest.log, selftest.json, sweep_fp32.{log,json}, sweep_bf16.{log,json}.
 #
-# Expected on one H200 (estimated from the validation calls in benchmarks/results/rerun_h200_h18/,
-# not yet run end to end): install ~10 s, self-test ~25 s, sweep ~230-250 s per dtype, tests
-# ~90 s: about 9.5-10 minutes. Give the call timeout_s=600; if it is cut, the tests are what
-# is lost (run `bash benchmarks/gpu_sweep.sh /tmp/r tests` alone, ~2 min).
+# Measured on one H200 (benchmarks/results/rerun_h200/): install ~10 s, self-test ~30 s, tests
+# ~100 s, sweep ~230-260 s per dtype. One call runs at most 600 s: split the work, e.g.
+# "selftest errors tests sweep" with SWEEP_DTYPES=fp32, then "sweep like" with SWEEP_DTYPES=bf16.
 set -uo pipefail
 dest=${1:?usage: gpu_sweep.sh RECORDS_DIR [STEPS]}
-steps=${2:-selftest sweep tests}
+steps=${2:-selftest tests sweep}
 OUT=${OUT:-/tmp/gpu-sweep-out}
 mkdir -p "$OUT" "$dest"
 dest=$(cd "$dest" && pwd)
@@ -42,8 +43,18 @@ if [[ " $steps " == *" selftest "* ]]; then
   python3 -m sitegen.rerun --self-test --json >"$OUT/selftest.json" 2>"$OUT/selftest.log" || rc=1
   tail -22 "$OUT/selftest.log"
 fi
+if [[ " $steps " == *" errors "* ]]; then
+  stamp "honest errors"
+  python3 benchmarks/honest_errors.py >"$OUT/honest_errors_h200.txt" 2>&1 || rc=1
+  tail -2 "$OUT/honest_errors_h200.txt"
+fi
+if [[ " $steps " == *" tests "* ]]; then
+  stamp "GPU tests: kernels and rerun"
+  python3 -m pytest -q -p no:cacheprovider tests/kernels/test_jsd_gpu.py tests/rerun --ignore=tests/rerun/test_rerun_interpret.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+fi
 if [[ " $steps " == *" sweep "* ]]; then
-  for dtype in fp32 bf16; do
+  for dtype in ${SWEEP_DTYPES:-fp32 bf16}; do
     stamp "sweep $dtype"
     python3 -m sitegen.rerun --dtype "$dtype" --out "$dest" --records records --json \
       >"$OUT/sweep_$dtype.json" 2>"$OUT/sweep_$dtype.log" || rc=1
@@ -59,11 +70,6 @@ if [[ " $steps " == *" like "* ]]; then
     --out "$dest" --records records --json >"$OUT/like_seed.json" 2>"$OUT/like_seed.log" || rc=1
   tail -3 "$OUT/like_seed.log"
   tar -czf "$OUT/sweep_records.tgz" -C "$dest" .
-fi
-if [[ " $steps " == *" tests "* ]]; then
-  stamp "GPU tests: kernels and rerun"
-  python3 -m pytest -q -p no:cacheprovider tests/kernels/test_jsd_gpu.py tests/rerun --ignore=tests/rerun/test_rerun_interpret.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
-  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 fi
 stamp "done (rc $rc)"
 exit $rc

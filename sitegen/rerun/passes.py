@@ -4,23 +4,28 @@ kept for checking (timedcheck) and its inputs changed, untimed, before the next 
 Inputs are log_softmax of standard-normal logits, as in Liger's benchmark: never zeros,
 which hide unwritten outputs and can run faster than real data.
 
-Inputs a cache cannot win on (protocol: "fresh-random-permuted"): a pool of 2-3 random sets,
-and after every timed call PERTURB_SHARE of the used set's rows, chosen at random, move
-cyclically among themselves (student and teacher rows together), in place and untimed. So
-every call sees content no earlier call saw, at the same address: a cache keyed on identity
-returns the previous call's gradient, whose moved rows are wrong, and timedcheck's digest
-of dX sees it; a cache keyed on content must read X and Y to know what changed, which costs
-what the roofline floor charges an honest pass. The loss is invariant under the move and the
-reference gradient's rows move with the inputs, so the float64 reference is computed once per
-set, not once per call.
+Inputs a cache cannot win on (protocol: "fresh-random-rolled"): a pool of 2-3 random sets,
+and after every timed call the used set's student and teacher are rolled together, in place
+and untimed, as one flat sequence of token·vocab pairs, by a secret random offset (os.urandom)
+that puts the row starts where none of the set's earlier calls had them. Every row then
+straddles two earlier rows, at the same address, so no call sees a row an earlier call saw: a cache keyed on identity or on a row's content
+returns wrong gradients, which timedcheck's digest of dX sees. One that recognises the roll
+itself (a few elements tell it) gains only by not reading X and Y, which the forward's floor
+charges, or by handing back a remembered gradient rolled, which reads it and writes dX: two
+T·V·b passes where the full pass's floor charges three. Rows straddle: they are no longer
+normalised, which no JSD implementation assumes (every term is per element). The loss, a
+sum of per-element terms over the tokens, is invariant under the roll and the reference
+gradient rolls with the inputs, so the float64 reference is computed once per set.
 """
 
 from __future__ import annotations
 
+import os
+import random
+
 import torch
 
 from sitegen.rerun.implementations import DTYPES
-from sitegen.rerun.protocol import PERTURB_SHARE
 from sitegen.rerun.timedcheck import TimedCheck
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
@@ -68,9 +73,11 @@ class PassRunner:
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        # On the device: drawing the moved rows never makes the host wait for the GPU.
-        self._gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
-        self._moved = max(2, round(rows * PERTURB_SHARE)) if rows >= 2 else 0
+        # Offsets an implementation cannot predict from the published seed; drawn on the host,
+        # so rolling never makes the host wait for the GPU.
+        self._rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+        self._rolled = [0] * n
+        self._starts: list[set[int]] = [set() for _ in range(n)]
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -126,15 +133,29 @@ class PassRunner:
             self.perturb(k)
 
     def perturb(self, k: int) -> None:
-        if self._moved < 2:
+        rows, vocab = self.leaves[k].shape
+        n = rows * vocab
+        if n < 2:
             return
-        rows = self.leaves[k].shape[0]
-        idx = torch.randperm(rows, generator=self._gen, device=self.leaves[k].device)[: self._moved]
-        src = idx.roll(1)
+        # A row's content is fixed by where the rows start in the flat sequence (the roll mod
+        # vocab): a start used before would bring back rows already seen, so each set takes a
+        # start it has not had until every one has been used.
+        used = self._starts[k]
+        used.add(self._rolled[k] % vocab)
+        if len(used) >= vocab:
+            used.clear()
+            used.add(self._rolled[k] % vocab)
+        start = self._rng.randrange(vocab) if vocab > 1 else 0
+        while vocab > 1 and start in used:
+            start = self._rng.randrange(vocab)
+        target = start + vocab * self._rng.randrange(rows)
+        shift = (target - self._rolled[k]) % n or 1
+        self._rolled[k] = (self._rolled[k] + shift) % n
         with torch.no_grad():
-            self.leaves[k][idx] = self.leaves[k][src]
-            self.ys[k][idx] = self.ys[k][src]
-        self.check.move_rows(k, idx, src)
+            for t in (self.leaves[k], self.ys[k]):
+                flat = t.view(-1)
+                flat.copy_(torch.roll(flat, shift))
+        self.check.roll(k, shift)
 
     def _events(self):
         if not self.cuda:

@@ -13,7 +13,6 @@ from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.rerun import integrity
 
-PERTURB_SHARE = 1 / 16  # of a set's rows moved after each timed call (passes.PassRunner)
 # timed_output (timedcheck): the share of timed calls whose gradient is digested, the digest's
 # dimension, and its allowance over rtol for the random projection.
 CHECK_SHARE = 0.25
@@ -125,7 +124,7 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
         "minSamples": min_samples,
         "minTimeMs": min_ms,
         "l2Flush": not interpret,
-        "inputs": "fresh-random-permuted",
+        "inputs": "fresh-random-rolled",
         "hostTimedCrossCheck": True,
         "processes": processes,
     }
@@ -178,9 +177,11 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "that same module is the one the gate checks. Each sample is one call between CUDA events, the L2 cache "
         f"zeroed ({FLUSH_BYTES >> 20} MiB) before it and the GPU held by a spin of {LEAD_FACTOR:g}x the host's "
         f"time to issue the call (at most {LEAD_MAX_MS:g} ms) so that the events time the GPU, not the launch; "
-        "inputs from a pool of 2-3 random sets, and after every call, untimed, "
-        f"1/{round(1 / PERTURB_SHARE)} of the used set's rows (student and teacher together) moved cyclically "
-        "among themselves at random, so no call sees content an earlier one saw. Every timed call's loss, and on "
+        "inputs from a pool of 2-3 random sets, and after every call, untimed, the used set's student and "
+        "teacher rolled together, as one flat sequence of token·vocab pairs, by a secret random offset, so "
+        "that every row starts at a new place and straddles two earlier rows: no call sees a row an earlier "
+        "one saw, and a cache that recognises the roll must still read X and Y or write all of dX, which the "
+        "floors below charge. Every timed call's loss, and on "
         f"a random {CHECK_SHARE:.0%} of calls (drawn after the call was issued) a digest of its gradient (a secret "
         f"random projection onto {DIGEST_DIM} directions; for a forward, the gradient its untimed backward "
         "completes), is compared afterwards with the float64 reference for those exact inputs (timed_output: "

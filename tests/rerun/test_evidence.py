@@ -91,11 +91,35 @@ def test_a_cheat_honest_only_while_gated_is_caught_in_its_timed_calls():
     assert not integrity.timed_output(check, 1e-3)["passed"]
 
 
-def test_rows_move_between_calls_so_an_identity_cache_returns_wrong_gradients():
+def test_inputs_roll_between_calls_so_an_identity_cache_returns_wrong_gradients():
     from sitegen.rerun.cheats import IdentityCache
 
     check = _timed(IdentityCache())["timedCheck"]
     assert check["gradientFailures"] > 0
+
+
+def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_its_own_inputs():
+    from sitegen.rerun.implementations import TorchReference
+
+    runner = PassRunner(TorchReference(), 6, 16, "fp32", DEVICE, "full", seed=4, pool=1, rtol=protocol.TOLERANCES["fp32"])
+    seen = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
+    for i in range(15):  # as many calls as the set has other row starts
+        runner.reset(i)
+        runner.after(i, runner(i), check=True)
+        rows = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
+        assert not rows & seen, f"call {i} saw a row again"
+        seen |= rows
+    check = runner.check.verify()
+    assert check["checkedGradients"] == 15 and check["lossFailures"] == check["gradientFailures"] == 0, check
+
+
+def test_a_cache_that_recognises_the_roll_hands_back_right_outputs_so_only_a_floor_can_see_it():
+    """The self-test's roll-memo is a real cheat: its timed outputs all check out (the roofline,
+    on a GPU, is what refuses it: tests/rerun/test_selftest.py)."""
+    from sitegen.rerun.cheats import RollMemo
+
+    check = _timed(RollMemo())["timedCheck"]
+    assert check["checkedGradients"] >= 2 and check["lossFailures"] == check["gradientFailures"] == 0, check
 
 
 def test_a_wrong_timed_output_refuses_the_time():

@@ -26,15 +26,22 @@ TINY = ["--tokens", "4", "--vocab", "64", "--dtype", "fp32", "--pass", "forward"
 
 def sitegen(*args, cwd: Path, hide: tuple[str, ...] = (), tmp: Path | None = None, timeout: int = 300):
     """Run ``python -m sitegen ARGS`` in ``cwd`` with the modules ``hide`` not importable."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = dict(os.environ)
     if hide:
         blocker = (tmp or cwd) / "hide-modules"
         blocker.mkdir(exist_ok=True)
         (blocker / "sitecustomize.py").write_text(
             "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in hide))
-        env["PYTHONPATH"] = str(blocker)
+        env = with_path_first(blocker)
     return subprocess.run([sys.executable, "-m", "sitegen", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def with_path_first(folder: Path) -> dict:
+    """The environment with `folder` first on PYTHONPATH, before any entry already there (where
+    sitegen itself may be installed, as on the GPU machine, which installs with --target)."""
+    rest = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), *([rest] if rest else [])])}
 
 
 def needs_gpu_extra():
@@ -100,7 +107,7 @@ def test_interpret_without_numpy_says_how_to_install_it(tmp_path):
 
 def test_without_torch_the_rerun_module_refuses_in_one_line_too(tmp_path):
     """`python -m sitegen.rerun` runs the command outside sitegen's CLI group; same refusal."""
-    env = {**os.environ, "PYTHONPATH": str(_blocker(tmp_path, "torch"))}
+    env = with_path_first(_blocker(tmp_path, "torch"))
     result = subprocess.run([sys.executable, "-m", "sitegen.rerun", "--interpret", "--json"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
@@ -113,7 +120,7 @@ def test_hidden_torch_is_really_unimportable(tmp_path):
     result = subprocess.run([sys.executable, "-c", "import subprocess, sys\n"
                              "try:\n    import torch\nexcept ImportError:\n    print('parent blocked')\n"
                              "subprocess.run([sys.executable, '-c', 'import torch'])"],
-                            env={**os.environ, "PYTHONPATH": str(_blocker(tmp_path, "torch"))},
+                            env=with_path_first(_blocker(tmp_path, "torch")),
                             capture_output=True, text=True, timeout=120)
     assert "parent blocked" in result.stdout and "ModuleNotFoundError" in result.stderr
 
