@@ -136,7 +136,8 @@ class ShapeSpecial(torch.nn.Module):
 
 class SideStream(torch.nn.Module):
     """Loss on the caller's stream (the bundled kernel, reading X and Y); the gradient by the
-    torch reference on a side stream that only backward waits for."""
+    torch reference on a side stream that starts once the loss is done and that only backward
+    waits for: the caller's events see a loss-only forward, the host sees the rest."""
 
     def __init__(self):
         super().__init__()
@@ -146,13 +147,14 @@ class SideStream(torch.nn.Module):
         from sitegen.rerun.implementations import TorchReference
 
         main = torch.cuda.current_stream()
+        loss = _loss_only(x, y)
         self.stream.wait_stream(main)
         with torch.cuda.stream(self.stream):
             leaf = x.detach().requires_grad_()
             (grad,) = torch.autograd.grad(TorchReference()(leaf, y), leaf)
             done = self.stream.record_event()
         grad.record_stream(main)
-        return _Given.apply(x, _loss_only(x, y), grad, done)
+        return _Given.apply(x, loss, grad, done)
 
 
 class _Rolled(torch.autograd.Function):
@@ -173,10 +175,11 @@ class RollMemo(torch.nn.Module):
     """The sharpest cache against rolled inputs. The first call on an input set is honest and
     remembered: the content, sorted with its positions, the loss and the gradient. A later call
     looks the first WINDOW elements up (a binary search for the first, then the candidates'
-    windows compared, all on the device, no synchronisation) to find which remembered element
-    now comes first; the loss is the remembered one (invariant under a roll) and backward rolls
-    the remembered gradient. Each set's tensor is held, so that its address is never reused by
-    new content the memo would take for an old set."""
+    windows compared) to find which remembered element now comes first; the loss is the
+    remembered one (invariant under a roll) and backward rolls the remembered gradient. On a GPU
+    the lookup is one CUDA graph reading the set's fixed address, so issuing it costs the host
+    next to nothing. Each set's tensor is held, so that its address is never reused by new
+    content the memo would take for an old set."""
 
     WINDOW = 8
     CANDIDATES = 512  # float32 log-probabilities repeat a value at most ~50 times in 1024 x 128256
@@ -191,16 +194,36 @@ class RollMemo(torch.nn.Module):
             loss, grad = _honest(x, y)
             first = x.detach().reshape(-1).clone()
             values, order = first.sort()
-            self.memo[key] = (x, first, values, order, loss, grad)
+            self.memo[key] = (x, loss, grad, self._lookup(x, first, values, order))
             return _Given.apply(x, loss, grad)
-        _, first, values, order, loss, grad = self.memo[key]
+        _, loss, grad, find = self.memo[key]
+        return _Rolled.apply(x, loss, grad, find())
+
+    def _find(self, x, first, values, order):
         n, dev = first.numel(), first.device
         head = x.detach().reshape(-1)[: self.WINDOW]
         lo = torch.searchsorted(values, head[:1])
         at = order[(lo + torch.arange(self.CANDIDATES, device=dev)).clamp(max=n - 1)]
         windows = first[(at[:, None] + torch.arange(head.numel(), device=dev)) % n]
-        hit = (windows == head).all(dim=1).to(torch.int8).argmax()
-        return _Rolled.apply(x, loss, grad, at[hit])
+        return at[(windows == head).all(dim=1).to(torch.int8).argmax()]
+
+    def _lookup(self, x, first, values, order):
+        if not x.is_cuda:
+            return lambda: self._find(x, first, values, order)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up calls before capture, as torch.cuda.graph asks
+            for _ in range(2):
+                self._find(x, first, values, order)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            at = self._find(x, first, values, order)
+
+        def find():
+            graph.replay()
+            return at.clone()
+        return find
 
 
 class ContentCache(torch.nn.Module):
