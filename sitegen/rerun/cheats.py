@@ -205,7 +205,9 @@ class RollMemo(torch.nn.Module):
         lo = torch.searchsorted(values, head[:1])
         at = order[(lo + torch.arange(self.CANDIDATES, device=dev)).clamp(max=n - 1)]
         windows = first[(at[:, None] + torch.arange(head.numel(), device=dev)) % n]
-        return at[(windows == head).all(dim=1).to(torch.int8).argmax()]
+        # index_select, not at[hit]: indexing with a 0-d tensor reads it on the host, which a
+        # CUDA graph cannot capture.
+        return at.index_select(0, (windows == head).all(dim=1).to(torch.int8).argmax().view(1))[0]
 
     def _lookup(self, x, first, values, order):
         if not x.is_cuda:
