@@ -22,6 +22,8 @@ On a CPU there is no GPU clock to judge time by: the cheats only a time can expo
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 
@@ -175,10 +177,9 @@ class RollMemo(torch.nn.Module):
     """The sharpest cache against rolled inputs. The first call on an input set is honest and
     remembered: the content, sorted with its positions, the loss and the gradient. A later call
     looks the first WINDOW elements up (a binary search for the first, then the candidates'
-    windows compared) to find which remembered element now comes first; the loss is the
-    remembered one (invariant under a roll) and backward rolls the remembered gradient. On a GPU
-    the lookup is one CUDA graph reading the set's fixed address, so issuing it costs the host
-    next to nothing. Each set's tensor is held, so that its address is never reused by new
+    windows compared, in one Triton launch that the host issues in microseconds) to find which
+    remembered element now comes first; the loss is the remembered one (invariant under a roll)
+    and backward rolls the remembered gradient. Each set's tensor is held, so that its address is never reused by new
     content the memo would take for an old set."""
 
     WINDOW = 8
@@ -199,33 +200,44 @@ class RollMemo(torch.nn.Module):
         _, loss, grad, find = self.memo[key]
         return _Rolled.apply(x, loss, grad, find())
 
-    def _find(self, x, first, values, order):
-        n, dev = first.numel(), first.device
-        head = x.detach().reshape(-1)[: self.WINDOW]
-        lo = torch.searchsorted(values, head[:1])
-        at = order[(lo + torch.arange(self.CANDIDATES, device=dev)).clamp(max=n - 1)]
-        windows = first[(at[:, None] + torch.arange(head.numel(), device=dev)) % n]
-        # index_select, not at[hit]: indexing with a 0-d tensor reads it on the host, which a
-        # CUDA graph cannot capture.
-        return at.index_select(0, (windows == head).all(dim=1).to(torch.int8).argmax().view(1))[0]
-
     def _lookup(self, x, first, values, order):
-        if not x.is_cuda:
-            return lambda: self._find(x, first, values, order)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up calls before capture, as torch.cuda.graph asks
-            for _ in range(2):
-                self._find(x, first, values, order)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            at = self._find(x, first, values, order)
+        kernel, head = _find_kernel(), x.detach()
 
         def find():
-            graph.replay()
-            return at.clone()
+            at = torch.empty(1, dtype=torch.int64, device=x.device)
+            kernel[(1,)](head, first, values, order, at, first.numel(), C=self.CANDIDATES, W=self.WINDOW)
+            return at[0]
         return find
+
+
+@functools.cache
+def _find_kernel():
+    """Compiled (or interpreted) on first use, so that importing the cheats needs no triton."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def find(x_ptr, first_ptr, values_ptr, order_ptr, out_ptr, n, C: tl.constexpr, W: tl.constexpr):
+        # Leftmost sorted position of x[0], by bisection.
+        v = tl.load(x_ptr)
+        lo = n * 0
+        hi = n + 0
+        while lo < hi:
+            mid = (lo + hi) // 2
+            below = tl.load(values_ptr + mid) < v
+            lo = tl.where(below, mid + 1, lo)
+            hi = tl.where(below, hi, mid)
+        # Among the next C sorted entries, the first whose W-long window in the remembered
+        # content matches x's first W elements.
+        k = tl.arange(0, C)
+        pos = tl.load(order_ptr + tl.minimum(lo + k, n - 1))
+        match = pos >= 0
+        for w in tl.static_range(W):
+            match &= tl.load(first_ptr + (pos + w) % n) == tl.load(x_ptr + w)
+        hit = tl.min(tl.where(match, k, C))
+        tl.store(out_ptr, tl.sum(tl.where(k == hit, pos, 0)))
+
+    return find
 
 
 class ContentCache(torch.nn.Module):
