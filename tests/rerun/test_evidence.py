@@ -91,6 +91,12 @@ def test_a_cheat_honest_only_while_gated_is_caught_in_its_timed_calls():
     assert not integrity.timed_output(check, 1e-3)["passed"]
 
 
+def test_every_timed_loss_is_checked_not_only_the_gradients():
+    check = _timed(WrongLoss())["timedCheck"]
+    assert check["lossFailures"] == check["calls"] >= 24 and check["gradientFailures"] == 0, check
+    assert not integrity.timed_output(check, 1e-3)["passed"]
+
+
 def test_inputs_roll_between_calls_so_an_identity_cache_returns_wrong_gradients():
     from sitegen.rerun.cheats import IdentityCache
 
