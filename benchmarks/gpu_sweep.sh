@@ -5,7 +5,7 @@
 #
 # Run in the repository root on the GPU machine, with the wheels the image lacks in .whl/
 # (liger-kernel 0.8.5, rfc8785, pydantic + pydantic-core + annotated-types + typing-inspection;
-# carry=[".whl"]). STEPS (default "selftest tests sweep") picks what runs, always in the order
+# carry=[".whl"]). STEPS (default "selftest tests") picks what runs, always in the order
 # selftest, errors, tests, sweep, like; the records are packed after each dtype, so that a call
 # cut short keeps what was measured. "errors": the honest implementations' error against
 # float64 (honest_errors_h200.txt), the data behind the bf16/fp16 tolerances. Writes the sweep's
@@ -15,11 +15,11 @@
 # gpu_tests.log, selftest.log, selftest.json, sweep_fp32.{log,json}, sweep_bf16.{log,json}.
 #
 # Measured on one H200 (benchmarks/results/rerun_h200/): install ~10 s, self-test ~30 s, tests
-# ~100 s, sweep ~230-260 s per dtype. One call runs at most 600 s: split the work, e.g.
-# "selftest errors tests sweep" with SWEEP_DTYPES=fp32, then "sweep like" with SWEEP_DTYPES=bf16.
+# ~160 s, sweep ~290-310 s per dtype. One call runs at most 600 s, so the sweep takes one call
+# per dtype: "selftest sweep" with SWEEP_DTYPES=fp32, then "sweep like" with SWEEP_DTYPES=bf16.
 set -uo pipefail
 dest=${1:?usage: gpu_sweep.sh RECORDS_DIR [STEPS]}
-steps=${2:-selftest tests sweep}
+steps=${2:-selftest tests}
 OUT=${OUT:-/tmp/gpu-sweep-out}
 mkdir -p "$OUT" "$dest"
 dest=$(cd "$dest" && pwd)

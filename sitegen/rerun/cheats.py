@@ -242,7 +242,7 @@ def _find_kernel():
 
 class ContentCache(torch.nn.Module):
     """The last result, kept while the inputs' content is unchanged (row sums weighted by row
-    position, so that moved rows change the key)."""
+    position, so that a roll changes the key)."""
 
     def __init__(self):
         super().__init__()

@@ -56,10 +56,14 @@ def _poison(tensor_bytes: int, device: str) -> None:
     if tensor_bytes > 1 << 20:
         return
     # Requests of at most 1 MiB come from a pool of their own, best fit first: take every free
-    # block of that pool that could hold the gradient (until the pool has to grow), poison each,
-    # and free them together.
+    # block of that pool that could hold the gradient, until the pool has to grow, and then the
+    # rest of the 2 MiB segment it grew by, poison each, and free them together. No free block
+    # of that pool is then left unpoisoned that the gradient fits in.
+    block = -(-tensor_bytes // 512) * 512
     held, reserved = [], torch.cuda.memory_reserved(device)
     while len(held) < 8192 and torch.cuda.memory_reserved(device) == reserved:
+        held.append(torch.empty(tensor_bytes, dtype=torch.uint8, device=device).fill_(255))
+    for _ in range((2 << 20) // block - 1):
         held.append(torch.empty(tensor_bytes, dtype=torch.uint8, device=device).fill_(255))
     del held
 

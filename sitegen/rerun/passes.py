@@ -6,7 +6,7 @@ which hide unwritten outputs and can run faster than real data.
 
 Inputs a cache cannot win on (protocol: "fresh-random-rolled"): a pool of 2-3 random sets,
 and after every timed call the used set's student and teacher are rolled together, in place
-and untimed, as one flat sequence of token·vocab pairs, by a secret random offset (os.urandom)
+and untimed, as one flat sequence of token·vocab pairs, by a secret random offset (the OS's generator)
 that puts the row starts where none of the set's earlier calls had them. Every row then
 straddles two earlier rows, at the same address, so no call sees a row an earlier call saw: a cache keyed on identity or on a row's content
 returns wrong gradients, which timedcheck's digest of dX sees. One that recognises the roll
@@ -20,7 +20,6 @@ gradient rolls with the inputs, so the float64 reference is computed once per se
 
 from __future__ import annotations
 
-import os
 import random
 
 import torch
@@ -73,9 +72,10 @@ class PassRunner:
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        # Offsets an implementation cannot predict from the published seed; drawn on the host,
-        # so rolling never makes the host wait for the GPU.
-        self._rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+        # Offsets an implementation cannot predict, from the published seed or from earlier
+        # offsets (which a Mersenne Twister's output would give away); drawn on the host, so
+        # rolling never makes the host wait for the GPU.
+        self._rng = random.SystemRandom()
         self._rolled = [0] * n
         self._starts: list[set[int]] = [set() for _ in range(n)]
 
@@ -110,7 +110,7 @@ class PassRunner:
 
     def after(self, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
         """Untimed, right after the call: keep its loss, on checked calls complete its gradient
-        (forward: the backward, bracketed by events) and digest it, then move rows."""
+        (forward: the backward, bracketed by events) and digest it, then roll the set."""
         if self.check is None:
             return
         k = i % len(self.leaves)

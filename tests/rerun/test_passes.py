@@ -52,3 +52,17 @@ def test_inputs_are_log_probabilities_never_zeros():
     x = logprobs(3, 50, "bf16", DEVICE, seed=9)
     assert x.dtype == torch.bfloat16 and (x < 0).all()
     assert torch.allclose(x.float().exp().sum(-1), torch.ones(3, device=DEVICE), atol=2e-2)
+
+
+@pytest.mark.parametrize("rows, vocab", [(4, 2), (1, 3), (2, 1), (1, 1)])
+def test_rolls_go_on_past_every_row_start_at_tiny_shapes(rows, vocab):
+    """Once every row start has been used the set starts over, and the timed checks still hold."""
+    from sitegen.rerun import protocol
+
+    runner = PassRunner(TorchReference(), rows, vocab, "fp32", DEVICE, "full", seed=6, pool=1,
+                        rtol=protocol.TOLERANCES["fp32"])
+    for i in range(3 * vocab + 4):
+        runner.reset(i)
+        runner.after(i, runner(i), check=True)
+    check = runner.check.verify()
+    assert check["calls"] == 3 * vocab + 4 and check["lossFailures"] == check["gradientFailures"] == 0, check
