@@ -18,7 +18,8 @@ from sitegen.migrate import migrate
 from sitegen.model import BUNDLE_KINDS, KINDS, Document
 from sitegen.model.common import PATTERN_HELP
 from sitegen.problems import InputError, Problem, json_path
-from sitegen.strictjson import read_file
+from sitegen.inputfile import read_regular
+from sitegen.strictjson import MAX_FILE_BYTES, parse_bytes
 
 
 
@@ -39,6 +40,16 @@ class Record:
     @property
     def name(self) -> str:
         return self.model.metadata.name
+
+    def reference(self, fields: tuple[str, ...]) -> str:
+        """The digest at ``spec.<fields>`` (registry.REFERENCES names them)."""
+        value = self.raw["spec"]
+        for name in fields:
+            value = value[name]
+        return value
+
+    def same_document(self, other: Record) -> bool:
+        return self.raw == other.raw
 
 
 _MESSAGES = {
@@ -86,8 +97,12 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
 
 def load_file(path: Path) -> list[Record]:
     """Every document of one file (one, or three for a bundle)."""
-    name = str(path)
-    raw = read_file(path)
+    return load_bytes(read_regular(path, MAX_FILE_BYTES), str(path))
+
+
+def load_bytes(data: bytes, name: str) -> list[Record]:
+    """Every document of a file's bytes; ``name`` is the file, for problems."""
+    raw = parse_bytes(data, name)
     if isinstance(raw, dict) and "kind" not in raw and set(raw) & set(BUNDLE_KINDS):
         unknown = sorted(set(raw) - set(BUNDLE_KINDS))
         if unknown:

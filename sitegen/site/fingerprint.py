@@ -55,6 +55,13 @@ def _code(digest) -> None:
             digest.update(library.encode())
 
 
+def code_digest() -> str:
+    """sha256 over sitegen's code, templates and the versions of the libraries that shape its output."""
+    digest = hashlib.sha256()
+    _code(digest)
+    return digest.hexdigest()
+
+
 def build_inputs(records: Path, **options) -> str:
     """sha256 over the registry's bytes, the options, the build date setting and sitegen itself."""
     digest = hashlib.sha256()
