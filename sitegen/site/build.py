@@ -34,6 +34,7 @@ from sitegen.site.reader_outputs import Content, operation_feed_path, operation_
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.roofline import floor_ns
+from sitegen.site.reuse import group_keys, group_of
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
 from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
@@ -191,7 +192,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs, present)
+    previous = previous_build(out, inputs.digest, present)
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
@@ -207,12 +208,14 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
-        writer = SiteWriter(out, inputs=inputs, runs=len(index.runs))
+        keys = group_keys(index, records, inputs)
+        writer = SiteWriter(out, inputs=inputs.digest, runs=len(index.runs), groups=keys)
         try:
+            todo = _reuse_unchanged(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, content, progress),
-                default_jobs() if jobs is None else jobs, progress,
+                default_jobs() if jobs is None else jobs, progress, todo,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
@@ -232,6 +235,22 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
 
 def _twin(path: str) -> str:
     return path.removesuffix("index.html") + "index.json"
+
+
+def _run_files(facts) -> list[str]:
+    """The files _write_run_pages writes for one run."""
+    path = L.run_path(facts.name)
+    return [path, _twin(path), *([samples_path(facts.name)] if samples_document(facts) is not None else [])]
+
+
+def _reuse_unchanged(index: Index, writer: SiteWriter, keys: dict[str, str]) -> list:
+    """Link the record pages of every group whose key the site being replaced recorded; the runs left to render."""
+    todo = []
+    for facts in index.runs:
+        group = group_of(keys, facts.operation.name)
+        if group is None or writer.previous_groups.get(group) != keys[group] or not writer.reuse(_run_files(facts)):
+            todo.append(facts)
+    return todo
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:

@@ -138,6 +138,14 @@ def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild |
     return PreviousBuild(marker["runs"], len(files) + 1)
 
 
+def _regular(path: Path) -> bool:
+    # lstat: a link, a FIFO or a device is never lent, only a plain file.
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _same_bytes(path: Path, data: bytes) -> bool:
     try:
         # lstat: a link, a FIFO or a device is never lent, only a plain file.
@@ -158,7 +166,8 @@ class SiteWriter:
     (the old site's own names are removed at the swap; the links keep the data).
     """
 
-    def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None):
+    def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None,
+                 groups: dict[str, str] | None = None):
         self.out = out
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -167,9 +176,12 @@ class SiteWriter:
         except OSError as exc:
             raise InputError([Problem(str(out), "$", f"cannot create the site beside it in {out.parent}: {exc.strerror or exc}")]) from None
         self.files: list[str] = []
-        self.inputs, self.runs = inputs, runs
+        self.inputs, self.runs, self.groups = inputs, runs, groups
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
         self.previous = _marker_files(out) if out.is_dir() else None
+        groups_before = (_marker(out) or {}).get("groups") if self.previous else None
+        self.previous_groups: dict = groups_before if isinstance(groups_before, dict) else {}
+        """The page-group keys of the site being replaced (sitegen.site.reuse)."""
 
     def add(self, relative: str, data: bytes) -> None:
         path = self.tmp / relative
@@ -179,6 +191,27 @@ class SiteWriter:
             with open(path, "xb") as handle:
                 handle.write(data)
         self.files.append(relative)
+
+    def reuse(self, relatives: list[str]) -> bool:
+        """Hard-link files of the site being replaced, unread: the caller knows their bytes are current.
+
+        All or nothing: False (and nothing added) when any of them cannot be linked.
+        """
+        done = []
+        for relative in relatives:
+            path = self.tmp / relative
+            if not (self.previous and relative in self.previous):
+                break
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not _regular(self.out / relative) or not _linked(self.out / relative, path):
+                break
+            done.append(path)
+        else:
+            self.files.extend(relatives)
+            return True
+        for path in done:
+            path.unlink()
+        return False
 
     def adopt(self, relatives: list[str]) -> None:
         """Count files another process added to this writer's folder."""
@@ -205,6 +238,8 @@ class SiteWriter:
         marker = {"generator": "sitegen", "files": sorted(self.files)}
         if self.inputs is not None:
             marker.update(inputs=self.inputs, runs=self.runs)
+        if self.groups:
+            marker.update(groups=self.groups)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
         for folder in sorted({p.parent for p in self.tmp.rglob("*")}):
             os.chmod(folder, 0o755)
