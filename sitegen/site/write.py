@@ -241,7 +241,7 @@ class SiteWriter:
         if self.groups:
             marker.update(groups=self.groups)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
-        for folder in sorted({p.parent for p in self.tmp.rglob("*")}):
+        for folder, _, _ in os.walk(self.tmp):
             os.chmod(folder, 0o755)
         check_output(self.out)
         if not self.out.exists():
@@ -363,19 +363,24 @@ def _linked(old: Path, new: Path) -> bool:
 def _remove_own(folder: Path) -> None:
     """Delete the previous site: only the files its marker lists, then empty folders."""
     own = _marker_files(folder) or set()
-    inside = folder.resolve()
+    inside = os.path.realpath(folder)
+    plain: dict[str, bool] = {"": True}
     for relative in sorted(own | {MARKER}):
-        path = folder / relative
-        # resolve() follows any link on the way, so a listed file reached through a
-        # linked folder that points elsewhere is left alone.
-        if path.is_file() and not path.is_symlink() and inside in path.resolve().parents:
-            path.unlink()
-    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        sub = relative.rpartition("/")[0]
+        if sub not in plain:
+            # A listed file reached through a linked folder that points elsewhere is left
+            # alone: each folder is checked once, not each of its thousands of files.
+            where = os.path.join(inside, sub)
+            plain[sub] = os.path.realpath(where) == where
+        path = os.path.join(inside, relative)
         try:
-            sub.rmdir()
+            if plain[sub] and stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
         except OSError:
             pass
-    try:
-        folder.rmdir()
-    except OSError:
-        pass
+    # Bottom-up, never into a linked folder.
+    for sub, _, _ in os.walk(inside, topdown=False):
+        try:
+            os.rmdir(sub)
+        except OSError:
+            pass
