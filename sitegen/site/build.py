@@ -253,6 +253,19 @@ def _reuse_unchanged(index: Index, writer: SiteWriter, keys: dict[str, str]) -> 
     return todo
 
 
+def _reused_operation(writer: SiteWriter, operation: str) -> bool:
+    """Whether the operation's pages were linked from the site being replaced, its group being unchanged."""
+    keys = writer.groups or {}
+    group = group_of(keys, operation)
+    files = writer.previous_group_files.get(operation)
+    if group is None or writer.previous_groups.get(group) != keys[group] or not isinstance(files, list):
+        return False
+    if not all(isinstance(f, str) for f in files) or not writer.reuse(files):
+        return False
+    writer.group_files[operation] = files
+    return True
+
+
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
         page = record_page(facts, index)
@@ -268,11 +281,15 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
     progress.stage("operation, listing and home pages")
     for operation in index.operations:
         runs = index.runs_of_operation.get(operation.name, [])
+        if _reused_operation(writer, operation.name):
+            continue
+        before = len(writer.files)
         for page, shown in operation_pages_with_runs(operation, index):
             writer.add(page.path, renderer.render(
                 "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)), description=content.descriptions.get(operation.name),
                 feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
             writer.add(_twin(page.path), to_json(page))
+        writer.group_files[operation.name] = writer.files[before:]
     for page in implementation_pages(index) + gpu_pages(index):
         writer.add(page.path, renderer.render("list.html", page))
         writer.add(_twin(page.path), to_json(page))

@@ -179,9 +179,12 @@ class SiteWriter:
         self.inputs, self.runs, self.groups = inputs, runs, groups
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
         self.previous = _marker_files(out) if out.is_dir() else None
-        groups_before = (_marker(out) or {}).get("groups") if self.previous else None
-        self.previous_groups: dict = groups_before if isinstance(groups_before, dict) else {}
+        before = (_marker(out) or {}) if self.previous else {}
+        self.previous_groups: dict = before.get("groups") if isinstance(before.get("groups"), dict) else {}
         """The page-group keys of the site being replaced (sitegen.site.reuse)."""
+        self.previous_group_files: dict = before.get("groupFiles") if isinstance(before.get("groupFiles"), dict) else {}
+        self.group_files: dict[str, list[str]] = {}
+        """The files of each operation's own pages (not its runs'), to be reused as a whole."""
 
     def add(self, relative: str, data: bytes) -> None:
         path = self.tmp / relative
@@ -239,7 +242,7 @@ class SiteWriter:
         if self.inputs is not None:
             marker.update(inputs=self.inputs, runs=self.runs)
         if self.groups:
-            marker.update(groups=self.groups)
+            marker.update(groups=self.groups, groupFiles=self.group_files)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
         for folder, _, _ in os.walk(self.tmp):
             os.chmod(folder, 0o755)

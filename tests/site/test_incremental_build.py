@@ -180,13 +180,16 @@ def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_p
     latency.update({k: v * 2 for k, v in latency.items()})
     run.write_text(json.dumps(document, indent=2))
     assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
-    rendered = []
-    record_page = build.record_page
+    rendered, operations = [], []
+    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
     monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
+    monkeypatch.setattr(build, "operation_pages_with_runs",
+                        lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
     _build(records, out, "--no-search", "--jobs", "1")
     same_operation = {p.stem for p in run.parent.glob("*.json")}
     assert document["metadata"]["name"] in rendered
     assert set(rendered) <= same_operation
+    assert operations == [run.parent.name]
     monkeypatch.undo()
     _build(records, fresh, "--no-search", "--jobs", "1")
     assert _files(out) == _files(fresh)
