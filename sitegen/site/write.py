@@ -16,6 +16,7 @@ files the marker does not list (someone put them there).
 from __future__ import annotations
 
 import ctypes
+import gzip
 import errno
 import fcntl
 import json
@@ -24,6 +25,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,11 @@ from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
 MAX_MARKER_BYTES = 256 * 1024 * 1024
+# The list of a site's files is kept beside the marker in gzip shards of FILES_PER_LIST
+# names (about 100 KB each), so neither the marker nor any file grows with the registry.
+FILE_LISTS = ".sitegen-files/"
+FILES_PER_LIST = 20000
+MAX_LIST_BYTES = 64 * 1024 * 1024
 
 
 def _marker(out: Path) -> dict | None:
@@ -44,11 +51,30 @@ def _marker(out: Path) -> dict | None:
 
 
 def _read_marker(out: Path) -> list[str] | None:
+    """Every file the marker says sitegen wrote: those it lists itself, and those of its shards."""
     data = _marker(out)
-    files = None if data is None else data.get("files")
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+    if data is None:
         return None
-    return files
+    files, lists = data.get("files", []), data.get("fileLists", [])
+    if not isinstance(files, list) or not isinstance(lists, list) or "files" not in data and "fileLists" not in data:
+        return None
+    files = list(files)
+    for name in lists:
+        if not isinstance(name, str) or not name.startswith(FILE_LISTS) or _outside(name):
+            return None
+        try:
+            # Bounded: a hand-made shard must not unpack into all of memory.
+            unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            listed = unpack.decompress(read_regular(out / name, MAX_LIST_BYTES), MAX_LIST_BYTES)
+        except (InputError, zlib.error):
+            return None
+        if unpack.unconsumed_tail or not unpack.eof:
+            return None
+        try:
+            files += [name, *listed.decode("utf-8").splitlines()]
+        except UnicodeDecodeError:
+            return None
+    return files if all(isinstance(f, str) for f in files) else None
 
 
 def _outside(relative: str) -> bool:
@@ -238,7 +264,14 @@ class SiteWriter:
             self._held = None
 
     def commit(self) -> None:
-        marker = {"generator": "sitegen", "files": sorted(self.files)}
+        files, lists = sorted(self.files), []
+        for start in range(0, len(files), FILES_PER_LIST):
+            name = f"{FILE_LISTS}{start // FILES_PER_LIST:04d}.txt.gz"
+            text = "".join(f + "\n" for f in files[start:start + FILES_PER_LIST]).encode()
+            # mtime 0: the same files give the same bytes.
+            self.add(name, gzip.compress(text, mtime=0))
+            lists.append(name)
+        marker = {"generator": "sitegen", "fileLists": lists}
         if self.inputs is not None:
             marker.update(inputs=self.inputs, runs=self.runs)
         if self.groups:
