@@ -6,6 +6,7 @@ like the canonical manifest on a record page.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,16 @@ class Record:
 
     file: str
     pointer: str
-    raw: dict[str, Any]
+    source: bytes
+    """The document as parsed (and migrated), as compact JSON: a fifth of the memory of the
+    parsed dict, which a registry of 60,000 runs would otherwise hold until the end."""
     model: Document
     digest: str
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The document as parsed, keys in file order: a new dict on every call."""
+        return json.loads(self.source)
 
     @property
     def kind(self) -> str:
@@ -43,9 +51,9 @@ class Record:
 
     def reference(self, fields: tuple[str, ...]) -> str:
         """The digest at ``spec.<fields>`` (registry.REFERENCES names them)."""
-        value = self.raw["spec"]
+        value = self.model.spec
         for name in fields:
-            value = value[name]
+            value = getattr(value, name)
         return value
 
     def same_document(self, other: Record) -> bool:
@@ -92,7 +100,10 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
         validated = model.model_validate(raw, strict=True)
     except ValidationError as exc:
         raise InputError(validation_problems(exc, file, prefix)) from None
-    return Record(file, where, raw, validated, document_digest(raw))
+    # A JSON round trip gives back the same dict: the strict parser admits only what
+    # json.dumps writes back exactly (finite floats, integers within ±(2**53 - 1), no lone surrogates).
+    source = json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode()
+    return Record(file, where, source, validated, document_digest(raw))
 
 
 def load_file(path: Path) -> list[Record]:
