@@ -88,47 +88,48 @@ def _jsonl(items: list[dict]) -> bytes:
     return b"".join(to_json(item) for item in items)
 
 
-def catalog(index: Index) -> dict[str, bytes]:
-    """catalog.json, a small index, and the JSON Lines shards it points at.
+def _catalog_row(f) -> dict:
+    return {
+        "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
+        "operation": f.operation.name, "implementation": f.implementation.name,
+        "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
+        "gpu": f.product, "timedPass": f.timed_pass,
+        "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
+        "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
+        "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
+        "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
+        "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
+        "noisy": f.noisy, "notEligible": f.reasons or None,
+        "samples": samples_path(f.name) if samples_of(f) else None,
+    }
+
+
+def catalog(index: Index):
+    """catalog.json, a small index, and the JSON Lines shards it points at, as (path, bytes).
 
     One shard per operation holds its runs, one line each; one per kind holds the
     documents (kind, name, digest). A reader fetches only the operations it needs, and
-    no file grows with the whole registry.
+    no file grows with the whole registry. Made one shard at a time, so the rows of a
+    large registry are never all held at once.
     """
-    runs: dict[str, list[dict]] = {}
-    for f in index.runs:
-        runs.setdefault(f.operation.name, []).append({
-            "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
-            "operation": f.operation.name, "implementation": f.implementation.name,
-            "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
-            "gpu": f.product, "timedPass": f.timed_pass,
-            "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
-            "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-            "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
-            "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
-            "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
-            "noisy": f.noisy, "notEligible": f.reasons or None,
-            "samples": samples_path(f.name) if samples_of(f) else None,
-        })
-    documents: dict[str, list[dict]] = {}
-    for r in index.registry.records:
-        documents.setdefault(r.kind, []).append({"kind": r.kind, "name": r.name, "digest": r.digest})
-    files = {}
     operations = []
-    for name in sorted(runs):
+    for name in sorted(index.runs_of_operation):
+        runs = index.runs_of_operation[name]
         shard = f"catalog/runs/{name}.jsonl"
-        files[shard] = _jsonl(runs[name])
-        operations.append({"operation": name, "runs": len(runs[name]), "shard": shard})
+        yield shard, b"".join(to_json(_catalog_row(f)) for f in runs)
+        operations.append({"operation": name, "runs": len(runs), "shard": shard})
+    documents: dict[str, list] = {}
+    for r in index.registry.records:
+        documents.setdefault(r.kind, []).append(r)
     kinds = []
     for kind in sorted(documents):
         shard = f"catalog/documents/{kind}.jsonl"
-        files[shard] = _jsonl(documents[kind])
+        yield shard, b"".join(to_json({"kind": r.kind, "name": r.name, "digest": r.digest}) for r in documents[kind])
         kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
-    files[CATALOG] = to_json({
+    yield CATALOG, to_json({
         "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),
         "runShards": operations, "documentShards": kinds,
     })
-    return files
 
 
 def bad_base_url() -> InputError:
@@ -296,7 +297,7 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(_twin(home.path), to_json(home))
-    for name, data in catalog(index).items():
+    for name, data in catalog(index):
         writer.add(name, data)
     for name, data in schema_files().items():
         writer.add(SCHEMA_FOLDER + name, data)
