@@ -11,6 +11,7 @@ import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
+from itertools import chain
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -291,7 +292,7 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
                 feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
             writer.add(_twin(page.path), to_json(page))
         writer.group_files[operation.name] = writer.files[before:]
-    for page in implementation_pages(index) + gpu_pages(index):
+    for page in chain(implementation_pages(index), gpu_pages(index)):
         writer.add(page.path, renderer.render("list.html", page))
         writer.add(_twin(page.path), to_json(page))
     home = home_page(index)

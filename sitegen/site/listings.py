@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sitegen.site import labels as L
@@ -155,8 +156,10 @@ def gpu_items(index: Index) -> list[CountRow]:
     return items
 
 
-def implementation_pages(index: Index) -> list[ListPage]:
-    pages = []
+def implementation_pages(index: Index) -> Iterator[ListPage]:
+    """The index of implementations, then each implementation's pages: one at a time, so a
+    large registry's rows are never all held at once."""
+    yield ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
     for record in sorted(index.registry.of_kind("ImplementationRevision"), key=lambda r: r.name):
         spec = record.model.spec
         runs = index.runs_of_implementation.get(record.name, [])
@@ -169,13 +172,12 @@ def implementation_pages(index: Index) -> list[ListPage]:
         facts.append(Row("digest", record.digest, code=True))
         label = implementation_title(record, index)
         path = L.implementation_path(record.name)
-        pages += paginated(path, label, label, facts, by_newest(runs))
-    index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
-    return [index_page, *pages]
+        yield from paginated(path, label, label, facts, by_newest(runs))
 
 
-def gpu_pages(index: Index) -> list[ListPage]:
-    pages = []
+def gpu_pages(index: Index) -> Iterator[ListPage]:
+    """The index of GPUs, then each GPU's pages, one at a time."""
+    yield ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
     for slug_ in sorted(index.runs_of_gpu):
         runs = index.runs_of_gpu[slug_]
         env = runs[0].environment.model.spec.hardware
@@ -183,9 +185,7 @@ def gpu_pages(index: Index) -> list[ListPage]:
         if env.memoryBytes:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
-        pages += paginated(path, env.product, env.product, facts, by_newest(runs))
-    index_page = ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
-    return [index_page, *pages]
+        yield from paginated(path, env.product, env.product, facts, by_newest(runs))
 
 
 def leader_rows(index: Index) -> list[LeaderRow]:
