@@ -202,6 +202,7 @@ class SiteWriter:
         except OSError as exc:
             raise InputError([Problem(str(out), "$", f"cannot create the site beside it in {out.parent}: {exc.strerror or exc}")]) from None
         self.files: list[str] = []
+        self._folders: set[str] = set()
         self.inputs, self.runs, self.groups = inputs, runs, groups
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
         self.previous = _marker_files(out) if out.is_dir() else None
@@ -213,13 +214,20 @@ class SiteWriter:
         """The files of each operation's own pages (not its runs'), to be reused as a whole."""
 
     def add(self, relative: str, data: bytes) -> None:
-        path = self.tmp / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old = self.out / relative
+        path = os.path.join(self.tmp, relative)
+        self._folder(relative)
+        old = os.path.join(self.out, relative)
         if not (self.previous and relative in self.previous and _same_bytes(old, data) and _linked(old, path)):
             with open(path, "xb") as handle:
                 handle.write(data)
         self.files.append(relative)
+
+    def _folder(self, relative: str) -> None:
+        # Each folder made once per process, not looked up again for each of its files.
+        folder = relative.rpartition("/")[0]
+        if folder and folder not in self._folders:
+            os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+            self._folders.add(folder)
 
     def reuse(self, relatives: list[str]) -> bool:
         """Hard-link files of the site being replaced, unread: the caller knows their bytes are current.
