@@ -7,11 +7,9 @@ output and swapped in only when every page rendered.
 from __future__ import annotations
 
 import gc
-import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, is_dataclass
-from itertools import chain
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,18 +22,19 @@ from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
-from sitegen.site.chart_views import samples_of, sweep_charts
+from sitegen.site.chart_views import sweep_charts
 from sitegen.site.citation import citation_cff
-from sitegen.site.cohort_table import rank_text
+from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
-from sitegen.site.listings import gpu_pages, home_page, implementation_pages
+from sitegen.site.jsonout import to_json, twin
+from sitegen.site.listings import gpu_pages, home_page, implementation_index, implementation_pages, implementations_by_operation
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.roofline import floor_ns
-from sitegen.site.reuse import group_keys, group_of
+from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_runs
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
 from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
@@ -54,23 +53,6 @@ class BuildResult:
     """False when the site was already built from the same inputs and was left as it was."""
 
 
-def _fields(value) -> dict:
-    # What dataclasses.asdict would give for this one level, without its deep copy of
-    # every nested value (7.5% of a large build): the encoder recurses by itself.
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def to_json(data) -> bytes:
-    """Our own data, page models included: sorted keys, so output never depends on construction order.
-
-    Compact, one line: without ``indent`` json uses its C encoder, several times faster
-    on the large listing pages.
-    """
-    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_fields) + "\n").encode()
-
-
 def build_date(index: Index) -> str:
     """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -80,57 +62,6 @@ def build_date(index: Index) -> str:
     dates += [a.model.spec.date for a in index.registry.of_kind("Attestation")]
     dates += [s.published for s in index.config.sources.values()]
     return max(dates, default="1970-01-01")
-
-
-CATALOG = "catalog.json"
-
-
-def _jsonl(items: list[dict]) -> bytes:
-    return b"".join(to_json(item) for item in items)
-
-
-def _catalog_row(f) -> dict:
-    return {
-        "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
-        "operation": f.operation.name, "implementation": f.implementation.name,
-        "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
-        "gpu": f.product, "timedPass": f.timed_pass,
-        "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
-        "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-        "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
-        "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
-        "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
-        "noisy": f.noisy, "notEligible": f.reasons or None,
-        "samples": samples_path(f.name) if samples_of(f) else None,
-    }
-
-
-def catalog(index: Index):
-    """catalog.json, a small index, and the JSON Lines shards it points at, as (path, bytes).
-
-    One shard per operation holds its runs, one line each; one per kind holds the
-    documents (kind, name, digest). A reader fetches only the operations it needs, and
-    no file grows with the whole registry. Made one shard at a time, so the rows of a
-    large registry are never all held at once.
-    """
-    operations = []
-    for name in sorted(index.runs_of_operation):
-        runs = index.runs_of_operation[name]
-        shard = f"catalog/runs/{name}.jsonl"
-        yield shard, b"".join(to_json(_catalog_row(f)) for f in runs)
-        operations.append({"operation": name, "runs": len(runs), "shard": shard})
-    documents: dict[str, list] = {}
-    for r in index.registry.records:
-        documents.setdefault(r.kind, []).append(r)
-    kinds = []
-    for kind in sorted(documents):
-        shard = f"catalog/documents/{kind}.jsonl"
-        yield shard, b"".join(to_json({"kind": r.kind, "name": r.name, "digest": r.digest}) for r in documents[kind])
-        kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
-    yield CATALOG, to_json({
-        "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),
-        "runShards": operations, "documentShards": kinds,
-    })
 
 
 def bad_base_url() -> InputError:
@@ -211,9 +142,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
         keys = group_keys(index, records, inputs)
-        writer = SiteWriter(out, inputs=inputs.digest, runs=len(index.runs), groups=keys)
+        # The per-file digests (a line per registry file) are not needed past this point.
+        digest, inputs = inputs.digest, None
+        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys)
         try:
-            todo = _reuse_unchanged(index, writer, keys)
+            todo = link_unchanged_runs(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, content, progress),
@@ -235,44 +168,17 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     return BuildResult(out, len(index.runs), len(writer.files))
 
 
-def _twin(path: str) -> str:
-    return path.removesuffix("index.html") + "index.json"
-
-
-def _run_files(facts) -> list[str]:
-    """The files _write_run_pages writes for one run."""
-    path = L.run_path(facts.name)
-    return [path, _twin(path), *([samples_path(facts.name)] if samples_document(facts) is not None else [])]
-
-
-def _reuse_unchanged(index: Index, writer: SiteWriter, keys: dict[str, str]) -> list:
-    """Link the record pages of every group whose key the site being replaced recorded; the runs left to render."""
-    todo = []
-    for facts in index.runs:
-        group = group_of(keys, facts.operation.name)
-        if group is None or writer.previous_groups.get(group) != keys[group] or not writer.reuse(_run_files(facts)):
-            todo.append(facts)
-    return todo
-
-
-def _reused_operation(writer: SiteWriter, operation: str) -> bool:
-    """Whether the operation's pages were linked from the site being replaced, its group being unchanged."""
-    keys = writer.groups or {}
-    group = group_of(keys, operation)
-    files = writer.previous_group_files.get(operation)
-    if group is None or writer.previous_groups.get(group) != keys[group] or not isinstance(files, list):
-        return False
-    if not all(isinstance(f, str) for f in files) or not writer.reuse(files):
-        return False
-    writer.group_files[operation] = files
-    return True
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, pages) -> None:
+    for page in pages:
+        writer.add(page.path, renderer.render("list.html", page))
+        writer.add(twin(page.path), to_json(page))
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
-        writer.add(_twin(page.path), (page.manifest + "\n").encode())
+        writer.add(twin(page.path), (page.manifest + "\n").encode())
         samples = samples_document(facts)
         if samples is not None:
             writer.add(samples_path(facts.name), to_json(samples))
@@ -281,23 +187,30 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
 
 def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
     progress.stage("operation, listing and home pages")
+    own, others = implementations_by_operation(index)
     for operation in index.operations:
-        runs = index.runs_of_operation.get(operation.name, [])
-        if _reused_operation(writer, operation.name):
+        if link_unchanged_operation(writer, operation.name):
             continue
+        # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
+        runs = index.runs_of_operation.get(operation.name, [])
         for page, shown in operation_pages_with_runs(operation, index):
             writer.add(page.path, renderer.render(
                 "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)), description=content.descriptions.get(operation.name),
                 feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
-            writer.add(_twin(page.path), to_json(page))
+            writer.add(twin(page.path), to_json(page))
+        if runs:
+            writer.add(run_shard_path(operation.name), run_shard(runs))
+        for record in own.get(operation.name, []):
+            _write_list_pages(renderer, writer, implementation_pages(record, index))
         writer.group_files[operation.name] = writer.files[before:]
-    for page in chain(implementation_pages(index), gpu_pages(index)):
-        writer.add(page.path, renderer.render("list.html", page))
-        writer.add(_twin(page.path), to_json(page))
+    _write_list_pages(renderer, writer, [implementation_index(index)])
+    for record in others:
+        _write_list_pages(renderer, writer, implementation_pages(record, index))
+    _write_list_pages(renderer, writer, gpu_pages(index))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
-    writer.add(_twin(home.path), to_json(home))
+    writer.add(twin(home.path), to_json(home))
     for name, data in catalog(index):
         writer.add(name, data)
     for name, data in schema_files().items():

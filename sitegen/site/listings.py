@@ -156,23 +156,43 @@ def gpu_items(index: Index) -> list[CountRow]:
     return items
 
 
-def implementation_pages(index: Index) -> Iterator[ListPage]:
-    """The index of implementations, then each implementation's pages: one at a time, so a
-    large registry's rows are never all held at once."""
-    yield ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
+def implementation_index(index: Index) -> ListPage:
+    return ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
+
+
+def implementation_pages(record, index: Index) -> list[ListPage]:
+    """One implementation's page, or pages."""
+    spec = record.model.spec
+    runs = index.runs_of_implementation.get(record.name, [])
+    facts = L.revision_rows(spec.projectRevision)
+    if spec.callable:
+        facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
+                         + (f" ({spec.callable.variant})" if spec.callable.variant else ""), code=True))
+    if spec.licensing:
+        facts.append(Row("license", spec.licensing.license))
+    facts.append(Row("digest", record.digest, code=True))
+    label = implementation_title(record, index)
+    return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs))
+
+
+def implementations_by_operation(index: Index) -> tuple[dict[str, list], list]:
+    """(operation name → the implementations whose pages depend on that operation alone, the others).
+
+    An implementation's page shows its own document and its runs: when it implements one
+    operation and every run of it is of that operation, its page changes only with that
+    operation's group (sitegen.site.reuse).
+    """
+    operations = {r.digest: r.name for r in index.operations}
+    own: dict[str, list] = {}
+    others = []
     for record in sorted(index.registry.of_kind("ImplementationRevision"), key=lambda r: r.name):
-        spec = record.model.spec
+        operation = operations.get(record.model.spec.operation.specDigest)
         runs = index.runs_of_implementation.get(record.name, [])
-        facts = L.revision_rows(spec.projectRevision)
-        if spec.callable:
-            facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
-                             + (f" ({spec.callable.variant})" if spec.callable.variant else ""), code=True))
-        if spec.licensing:
-            facts.append(Row("license", spec.licensing.license))
-        facts.append(Row("digest", record.digest, code=True))
-        label = implementation_title(record, index)
-        path = L.implementation_path(record.name)
-        yield from paginated(path, label, label, facts, by_newest(runs))
+        if operation is not None and all(f.operation.name == operation for f in runs):
+            own.setdefault(operation, []).append(record)
+        else:
+            others.append(record)
+    return own, others
 
 
 def gpu_pages(index: Index) -> Iterator[ListPage]:
