@@ -213,7 +213,8 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
     writer.add(twin(home.path), to_json(home))
     for name, data in catalog(index):
         writer.add(name, data)
-    for name, data in schema_files().items():
+    schemas = schema_files()
+    for name, data in schemas.items():
         writer.add(SCHEMA_FOLDER + name, data)
     site, released = index.config.site, build_date(index)
     writer.add("CITATION.cff", citation_cff(
@@ -223,4 +224,4 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
     for name, data in static_files().items():
         writer.add(name, data)
     write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
-                       schema_names=list(schema_files()), updated=released)
+                       schema_names=list(schemas), updated=released)

@@ -25,7 +25,7 @@ from sitegen.site import labels as L
 from sitegen.site.index import Index
 from sitegen.site.jsonout import twin
 from sitegen.site.listings import implementations_by_operation
-from sitegen.site.record_page import samples_document, samples_path
+from sitegen.site.record_page import has_samples, samples_path
 
 EVERYTHING = "*"
 
@@ -85,7 +85,7 @@ def group_of(keys: dict[str, str], operation: str) -> str | None:
 def _run_files(facts) -> list[str]:
     """The files build._write_run_pages writes for one run."""
     path = L.run_path(facts.name)
-    return [path, twin(path), *([samples_path(facts.name)] if samples_document(facts) is not None else [])]
+    return [path, twin(path), *([samples_path(facts.name)] if has_samples(facts) else [])]
 
 
 def link_unchanged_runs(index: Index, writer, keys: dict[str, str]) -> list:

@@ -236,18 +236,18 @@ class SiteWriter:
         """
         done = []
         for relative in relatives:
-            path = self.tmp / relative
             if not (self.previous and relative in self.previous):
                 break
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not _regular(self.out / relative) or not _linked(self.out / relative, path):
+            self._folder(relative)
+            path, old = os.path.join(self.tmp, relative), os.path.join(self.out, relative)
+            if not _regular(old) or not _linked(old, path):
                 break
             done.append(path)
         else:
             self.files.extend(relatives)
             return True
         for path in done:
-            path.unlink()
+            os.unlink(path)
         return False
 
     def adopt(self, relatives: list[str]) -> None:
