@@ -126,6 +126,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
     previous = previous_build(out, inputs.digest, present)
+    present = None  # a name per file of the old site: not held through the build
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
