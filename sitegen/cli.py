@@ -100,13 +100,18 @@ def warn_unlocked(root: Path) -> None:
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
 @UNLOCKED
+@click.option("--full", is_flag=True,
+              help="Parse, validate and digest every document, ignoring this machine's digest cache "
+                   "(use it where the cache folder is not yours alone, as in CI).")
 @json_option
-def verify(paths: tuple[Path, ...], unlocked: bool, as_json: bool) -> None:
-    """Recompute every digest and reference of a registry (default: records/).
+def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -> None:
+    """Check every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
-    A folder without digests.lock is refused unless --unlocked is given.
+    A folder without digests.lock is refused unless --unlocked is given. Files whose
+    exact bytes this sitegen already checked on this machine are taken from its digest
+    cache; --full recomputes everything.
     """
     from sitegen.registry import open_registry
 
@@ -116,7 +121,7 @@ def verify(paths: tuple[Path, ...], unlocked: bool, as_json: bool) -> None:
         if unlocked:
             warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=not unlocked).records)
+            total += len(open_registry(root, require_lock=not unlocked, cached=not full).records)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -195,6 +200,8 @@ def lock(root: Path, as_json: bool) -> None:
     """Record the digest of every document of a registry in its digests.lock.
 
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
+    Files whose exact bytes this sitegen already digested are taken from this machine's
+    digest cache, so after a small edit only the changed files are read in full.
     """
     from sitegen.loader import LOCK_NAME
     from sitegen.registry import checked_lock_bytes, lock_key, open_registry
@@ -203,7 +210,7 @@ def lock(root: Path, as_json: bool) -> None:
     if not root.is_dir():
         raise InputError([Problem(str(root), "$", "no such registry folder")])
     with registry_transaction(root) as txn:
-        registry = open_registry(root, check_lock_file=False)
+        registry = open_registry(root, check_lock_file=False, cached=True)
         data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
         if txn.read(LOCK_NAME) != data:
             txn.write(LOCK_NAME, data)

@@ -51,7 +51,7 @@ def index(records: list[Record]) -> tuple[Registry, list[Problem]]:
     for record in records:
         same = registry.by_digest.get(record.digest)
         named = registry.by_name.get(lock_key(record))
-        if same is not None and same.raw == record.raw:
+        if same is not None and same.same_document(record):
             continue
         if named is not None:
             problems.append(Problem(record.file, f"{record.pointer}.metadata.name", f"{record.kind} name {record.name!r} is already used in {named.file}"))
@@ -69,9 +69,7 @@ def check_references(registry: Registry) -> list[Problem]:
     problems = []
     for record in registry.records:
         for fields, target in REFERENCES.get(record.kind, {}).items():
-            value = record.raw["spec"]
-            for name in fields:
-                value = value[name]
+            value = record.reference(fields)
             hit = registry.by_digest.get(value)
             path = f"{record.pointer}.spec." + ".".join(fields)
             if hit is None:
@@ -101,19 +99,28 @@ def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) ->
     return problems
 
 
-def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False) -> Registry:
+def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
     ``require_lock`` makes a folder without digests.lock an error: verify and build promise
     that an edit to any spec is caught, which only a recorded digest can show. Any
     interrupted write (sitegen.transaction) is finished or undone first.
+
+    ``cached``: documents are sitegen.digestcache Summaries (kind, name, digest,
+    references), taken from the digest cache where a file's bytes are unchanged; enough
+    for lock and verify, never for a build.
     """
     if root.is_dir():
         recover(root)
     locked = read_lock(root) if check_lock_file and root.is_dir() else None
     if require_lock and check_lock_file and root.is_dir() and locked is None:
         raise InputError([Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock` (or pass --unlocked)")])
-    records, problems = load_paths([root])
+    if cached and root.is_dir():
+        from sitegen.digestcache import load_summaries
+
+        records, problems = load_summaries(root, REFERENCES)
+    else:
+        records, problems = load_paths([root])
     registry, more = index(records)
     problems += more
     if not problems:

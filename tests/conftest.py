@@ -18,3 +18,11 @@ def _has_cuda() -> bool:
 
 if not _has_cuda():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+# `sitegen lock` and `verify` keep a digest cache in the user's cache folder; the suite
+# keeps its own, so it neither reads nor fills the developer's.
+if "SITEGEN_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["SITEGEN_CACHE_DIR"] = tempfile.mkdtemp(prefix="sitegen-test-cache-")

@@ -7,10 +7,9 @@ output and swapped in only when every page rendered.
 from __future__ import annotations
 
 import gc
-import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,17 +22,19 @@ from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
 from sitegen.site import labels as L
-from sitegen.site.chart_views import samples_of, sweep_charts
+from sitegen.site.chart_views import sweep_charts
 from sitegen.site.citation import citation_cff
-from sitegen.site.cohort_table import rank_text
+from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
-from sitegen.site.listings import gpu_pages, home_page, implementation_pages
+from sitegen.site.jsonout import to_json, twin
+from sitegen.site.listings import gpu_pages, home_page, implementation_index, implementation_pages, implementations_by_operation
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.roofline import floor_ns
+from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_runs
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
 from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
@@ -52,23 +53,6 @@ class BuildResult:
     """False when the site was already built from the same inputs and was left as it was."""
 
 
-def _fields(value) -> dict:
-    # What dataclasses.asdict would give for this one level, without its deep copy of
-    # every nested value (7.5% of a large build): the encoder recurses by itself.
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def to_json(data) -> bytes:
-    """Our own data, page models included: sorted keys, so output never depends on construction order.
-
-    Compact, one line: without ``indent`` json uses its C encoder, several times faster
-    on the large listing pages.
-    """
-    return (json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_fields) + "\n").encode()
-
-
 def build_date(index: Index) -> str:
     """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -78,56 +62,6 @@ def build_date(index: Index) -> str:
     dates += [a.model.spec.date for a in index.registry.of_kind("Attestation")]
     dates += [s.published for s in index.config.sources.values()]
     return max(dates, default="1970-01-01")
-
-
-CATALOG = "catalog.json"
-
-
-def _jsonl(items: list[dict]) -> bytes:
-    return b"".join(to_json(item) for item in items)
-
-
-def catalog(index: Index) -> dict[str, bytes]:
-    """catalog.json, a small index, and the JSON Lines shards it points at.
-
-    One shard per operation holds its runs, one line each; one per kind holds the
-    documents (kind, name, digest). A reader fetches only the operations it needs, and
-    no file grows with the whole registry.
-    """
-    runs: dict[str, list[dict]] = {}
-    for f in index.runs:
-        runs.setdefault(f.operation.name, []).append({
-            "name": f.name, "digest": f.digest, "url": L.run_dir(f.name), "json": _twin(L.run_path(f.name)),
-            "operation": f.operation.name, "implementation": f.implementation.name,
-            "workload": f.workload.name, "environment": f.environment.name, "protocol": f.protocol.name,
-            "gpu": f.product, "timedPass": f.timed_pass,
-            "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
-            "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-            "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
-            "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
-            "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
-            "noisy": f.noisy, "notEligible": f.reasons or None,
-            "samples": samples_path(f.name) if samples_of(f) else None,
-        })
-    documents: dict[str, list[dict]] = {}
-    for r in index.registry.records:
-        documents.setdefault(r.kind, []).append({"kind": r.kind, "name": r.name, "digest": r.digest})
-    files = {}
-    operations = []
-    for name in sorted(runs):
-        shard = f"catalog/runs/{name}.jsonl"
-        files[shard] = _jsonl(runs[name])
-        operations.append({"operation": name, "runs": len(runs[name]), "shard": shard})
-    kinds = []
-    for kind in sorted(documents):
-        shard = f"catalog/documents/{kind}.jsonl"
-        files[shard] = _jsonl(documents[kind])
-        kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
-    files[CATALOG] = to_json({
-        "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),
-        "runShards": operations, "documentShards": kinds,
-    })
-    return files
 
 
 def bad_base_url() -> InputError:
@@ -191,7 +125,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs, present)
+    previous = previous_build(out, inputs.digest, present)
+    present = None  # a name per file of the old site: not held through the build
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
@@ -207,12 +142,16 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
-        writer = SiteWriter(out, inputs=inputs, runs=len(index.runs))
+        keys = group_keys(index, records, inputs)
+        # The per-file digests (a line per registry file) are not needed past this point.
+        digest, inputs = inputs.digest, None
+        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys)
         try:
+            todo = link_unchanged_runs(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, content, progress),
-                default_jobs() if jobs is None else jobs, progress,
+                default_jobs() if jobs is None else jobs, progress, todo,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
@@ -230,15 +169,17 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     return BuildResult(out, len(index.runs), len(writer.files))
 
 
-def _twin(path: str) -> str:
-    return path.removesuffix("index.html") + "index.json"
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, pages) -> None:
+    for page in pages:
+        writer.add(page.path, renderer.render("list.html", page))
+        writer.add(twin(page.path), to_json(page))
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
-        writer.add(_twin(page.path), (page.manifest + "\n").encode())
+        writer.add(twin(page.path), (page.manifest + "\n").encode())
         samples = samples_document(facts)
         if samples is not None:
             writer.add(samples_path(facts.name), to_json(samples))
@@ -247,22 +188,34 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
 
 def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
     progress.stage("operation, listing and home pages")
+    own, others = implementations_by_operation(index)
     for operation in index.operations:
+        if link_unchanged_operation(writer, operation.name):
+            continue
+        # Everything that depends on this operation's group alone, listed for the next build to reuse.
+        before = len(writer.files)
         runs = index.runs_of_operation.get(operation.name, [])
         for page, shown in operation_pages_with_runs(operation, index):
             writer.add(page.path, renderer.render(
                 "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)), description=content.descriptions.get(operation.name),
                 feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
-            writer.add(_twin(page.path), to_json(page))
-    for page in implementation_pages(index) + gpu_pages(index):
-        writer.add(page.path, renderer.render("list.html", page))
-        writer.add(_twin(page.path), to_json(page))
+            writer.add(twin(page.path), to_json(page))
+        if runs:
+            writer.add(run_shard_path(operation.name), run_shard(runs))
+        for record in own.get(operation.name, []):
+            _write_list_pages(renderer, writer, implementation_pages(record, index))
+        writer.group_files[operation.name] = writer.files[before:]
+    _write_list_pages(renderer, writer, [implementation_index(index)])
+    for record in others:
+        _write_list_pages(renderer, writer, implementation_pages(record, index))
+    _write_list_pages(renderer, writer, gpu_pages(index))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
-    writer.add(_twin(home.path), to_json(home))
-    for name, data in catalog(index).items():
+    writer.add(twin(home.path), to_json(home))
+    for name, data in catalog(index):
         writer.add(name, data)
-    for name, data in schema_files().items():
+    schemas = schema_files()
+    for name, data in schemas.items():
         writer.add(SCHEMA_FOLDER + name, data)
     site, released = index.config.site, build_date(index)
     writer.add("CITATION.cff", citation_cff(
@@ -272,4 +225,4 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
     for name, data in static_files().items():
         writer.add(name, data)
     write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
-                       schema_names=list(schema_files()), updated=released)
+                       schema_names=list(schemas), updated=released)

@@ -31,9 +31,13 @@ _BIBTEX = {
 }
 
 
+# Control characters (a line break, a NUL) have no meaning in a BibTeX value.
+_BIBTEX_TABLE = str.maketrans({**{chr(c): " " for c in (*range(32), 127)}, **_BIBTEX})
+_URL_TABLE = str.maketrans({char: f"%{ord(char):02X}" for char in ("{", "}", "\\", " ", *map(chr, (*range(32), 127)))})
+
+
 def _bibtex_escape(text: str) -> str:
-    # Control characters (a line break, a NUL) have no meaning in a BibTeX value.
-    return "".join(_BIBTEX.get(char, " " if ord(char) < 32 or ord(char) == 127 else char) for char in text)
+    return text.translate(_BIBTEX_TABLE)
 
 
 def _bibtex_url(url: str) -> str:
@@ -42,7 +46,7 @@ def _bibtex_url(url: str) -> str:
     An unbalanced brace would end the field early and let the rest of the URL add fields of
     its own; encoded, the URL still leads to the same place.
     """
-    return "".join(f"%{ord(char):02X}" if char in "{}\\ " or ord(char) < 32 or ord(char) == 127 else char for char in url)
+    return url.translate(_URL_TABLE)
 
 
 def cite_run(*, title: str, site_title: str, publisher: str, permalink: str, digest: str, observed: str) -> Citation:

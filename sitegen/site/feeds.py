@@ -68,12 +68,29 @@ def atom_feed(runs: list[RunFacts], index: Index, *, path: str, title: str, page
     return (head + "".join(_entry(f, index) for f in newest) + "</feed>\n").encode()
 
 
-def sitemap(index: Index, html_paths: list[str]) -> bytes:
-    """sitemap.xml of every HTML page, by its folder URL (index.html left off, as permalinks are)."""
+# URLs per sitemap file: the protocol allows 50,000, but at up to about 250 bytes a URL
+# (long run names) this keeps every file under 300 KB, as pages are.
+SITEMAP_URLS = 1000
+_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
+_XMLNS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def sitemap(index: Index, html_paths: list[str]) -> dict[str, bytes]:
+    """sitemap.xml of every HTML page, by its folder URL (index.html left off, as permalinks are).
+
+    Past SITEMAP_URLS pages, sitemap.xml is a sitemap index of sitemaps/<n>.xml files of that many each.
+    """
     base = _base(index)
     urls = [f"<url><loc>{escape(base + path.removesuffix('index.html'))}</loc></url>\n" for path in sorted(html_paths)]
-    return ('<?xml version="1.0" encoding="utf-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            + "".join(urls) + "</urlset>\n").encode()
+    chunks = [urls[i:i + SITEMAP_URLS] for i in range(0, len(urls), SITEMAP_URLS)] or [[]]
+    files = {
+        "sitemap.xml" if len(chunks) == 1 else f"sitemaps/{n}.xml": (f"{_HEAD}<urlset {_XMLNS}>\n" + "".join(chunk) + "</urlset>\n").encode()
+        for n, chunk in enumerate(chunks, 1)
+    }
+    if len(chunks) > 1:
+        listed = "".join(f"<sitemap><loc>{escape(base + name)}</loc></sitemap>\n" for name in files)
+        files["sitemap.xml"] = f"{_HEAD}<sitemapindex {_XMLNS}>\n{listed}</sitemapindex>\n".encode()
+    return files
 
 
 def robots(index: Index) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -55,19 +56,38 @@ def _code(digest) -> None:
             digest.update(library.encode())
 
 
-def build_inputs(records: Path, **options) -> str:
+def code_digest() -> str:
+    """sha256 over sitegen's code, templates and the versions of the libraries that shape its output."""
+    digest = hashlib.sha256()
+    _code(digest)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Inputs:
+    digest: str
     """sha256 over the registry's bytes, the options, the build date setting and sitegen itself."""
+    sitegen: str
+    """sha256 over the options, the build date setting and sitegen itself: the same for every registry."""
+    files: dict[str, str]
+    """Each registry file (relative, "/"-separated) → sha256 of its bytes, or what it is if not a regular file."""
+
+
+def build_inputs(records: Path, **options) -> Inputs:
+    """Everything a build's output depends on, as one digest and file by file (sitegen.site.reuse)."""
     digest = hashlib.sha256()
     _code(digest)
     digest.update(repr(sorted(options.items())).encode())
     digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
+    sitegen = digest.hexdigest()
+    files = {}
     for path, relative in _files(records):
-        _add_file(digest, path, relative)
-    return "sha256:" + digest.hexdigest()
+        files[relative] = _add_file(digest, path, relative)
+    return Inputs("sha256:" + digest.hexdigest(), sitegen, files)
 
 
-def _add_file(digest, path: str, relative: str) -> None:
-    """A regular file's bytes, read in chunks; for anything else only what it is.
+def _add_file(digest, path: str, relative: str) -> str:
+    """A regular file's bytes, read in chunks; for anything else only what it is. Returns what it added, as a digest.
 
     ``path`` "" is a folder.
 
@@ -77,17 +97,20 @@ def _add_file(digest, path: str, relative: str) -> None:
     """
     if not path:
         digest.update(f"\0{relative}\0folder\0".encode())
-        return
+        return "folder"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         digest.update(f"\0{relative}\0unreadable {exc.errno}\0".encode())
-        return
+        return f"unreadable {exc.errno}"
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             digest.update(f"\0{relative}\0mode {stat.S_IFMT(info.st_mode)}\0".encode())
-            return
+            return f"mode {stat.S_IFMT(info.st_mode)}"
         digest.update(f"\0{relative}\0{info.st_size}\0".encode())
+        own = hashlib.sha256()
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
+            own.update(chunk)
+        return own.hexdigest()

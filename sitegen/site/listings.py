@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sitegen.site import labels as L
@@ -155,27 +156,48 @@ def gpu_items(index: Index) -> list[CountRow]:
     return items
 
 
-def implementation_pages(index: Index) -> list[ListPage]:
-    pages = []
+def implementation_index(index: Index) -> ListPage:
+    return ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
+
+
+def implementation_pages(record, index: Index) -> list[ListPage]:
+    """One implementation's page, or pages."""
+    spec = record.model.spec
+    runs = index.runs_of_implementation.get(record.name, [])
+    facts = L.revision_rows(spec.projectRevision)
+    if spec.callable:
+        facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
+                         + (f" ({spec.callable.variant})" if spec.callable.variant else ""), code=True))
+    if spec.licensing:
+        facts.append(Row("license", spec.licensing.license))
+    facts.append(Row("digest", record.digest, code=True))
+    label = implementation_title(record, index)
+    return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs))
+
+
+def implementations_by_operation(index: Index) -> tuple[dict[str, list], list]:
+    """(operation name → the implementations whose pages depend on that operation alone, the others).
+
+    An implementation's page shows its own document and its runs: when it implements one
+    operation and every run of it is of that operation, its page changes only with that
+    operation's group (sitegen.site.reuse).
+    """
+    operations = {r.digest: r.name for r in index.operations}
+    own: dict[str, list] = {}
+    others = []
     for record in sorted(index.registry.of_kind("ImplementationRevision"), key=lambda r: r.name):
-        spec = record.model.spec
+        operation = operations.get(record.model.spec.operation.specDigest)
         runs = index.runs_of_implementation.get(record.name, [])
-        facts = L.revision_rows(spec.projectRevision)
-        if spec.callable:
-            facts.append(Row("callable", f"{spec.callable.module}.{spec.callable.name}"
-                             + (f" ({spec.callable.variant})" if spec.callable.variant else ""), code=True))
-        if spec.licensing:
-            facts.append(Row("license", spec.licensing.license))
-        facts.append(Row("digest", record.digest, code=True))
-        label = implementation_title(record, index)
-        path = L.implementation_path(record.name)
-        pages += paginated(path, label, label, facts, by_newest(runs))
-    index_page = ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
-    return [index_page, *pages]
+        if operation is not None and all(f.operation.name == operation for f in runs):
+            own.setdefault(operation, []).append(record)
+        else:
+            others.append(record)
+    return own, others
 
 
-def gpu_pages(index: Index) -> list[ListPage]:
-    pages = []
+def gpu_pages(index: Index) -> Iterator[ListPage]:
+    """The index of GPUs, then each GPU's pages, one at a time."""
+    yield ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
     for slug_ in sorted(index.runs_of_gpu):
         runs = index.runs_of_gpu[slug_]
         env = runs[0].environment.model.spec.hardware
@@ -183,9 +205,7 @@ def gpu_pages(index: Index) -> list[ListPage]:
         if env.memoryBytes:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
-        pages += paginated(path, env.product, env.product, facts, by_newest(runs))
-    index_page = ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
-    return [index_page, *pages]
+        yield from paginated(path, env.product, env.product, facts, by_newest(runs))
 
 
 def leader_rows(index: Index) -> list[LeaderRow]:

@@ -3,8 +3,9 @@
 Layout, so that no page grows with the registry: an operation measured on several GPUs
 gets a page per GPU (operations/<op>/<gpu-slug>/) under a summary page; a GPU with more
 than INLINE_COHORTS cohorts gets a page per pass (…/<gpu-slug>/<pass>/) under its own
-summary. Otherwise everything sits on one page. History is split the same way and capped;
-the GPU's page (gpus/<slug>/) lists every run.
+summary. A pass with more than COHORTS_PER_PAGE cohorts is split into pages of that many
+(…/<pass>/page/<n>/), in workload order. Otherwise everything sits on one page. History is
+split the same way and capped; the GPU's page (gpus/<slug>/) lists every run.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from sitegen.site import units
 from sitegen.site.cohort_table import CohortView, cohort_view
 from sitegen.site.index import Index, RunFacts, slug
 from sitegen.site.labels import Link, operation_gpu_path
-from sitegen.site.listings import RunRow, by_newest, run_row
+from sitegen.site.listings import RunRow, by_newest, page_path, run_row
 from sitegen.site.ranking import PASS_ORDER, headline_pass
 from sitegen.site.sweeps import SweepTable, sweeps
 
 INLINE_COHORTS = 30
+# About 2 KB of ranking table and 1.3 KB of sweep per cohort: pages stay near 100 KB.
+COHORTS_PER_PAGE = 30
 HISTORY_ROWS = 50
 PASS_TITLES = {"full": "full: forward + backward", "forward": "forward pass", "backward": "backward pass"}
 HEADLINE_NOTE = ("The headline ranking: implementations split the gradient work between forward and backward "
@@ -87,7 +90,7 @@ class OperationPage:
     subpages: list[Link]
     """The pages below this one (one per GPU, or one per pass), as filter links."""
     subpages_by: str
-    """``GPU`` or ``pass``."""
+    """``GPU``, ``pass``, or ``page`` (the pages of one pass's cohorts)."""
     gpus: list[GpuSection]
     not_ranked: list[RunRow]
     sweeps: list[SweepTable]
@@ -120,12 +123,26 @@ def _layout(index: Index, operation: str) -> tuple[bool, set[str]]:
         per_pass = len(gpu_keys) > INLINE_COHORTS
         if per_pass:
             by_pass_gpus.add(gpu_slug)
+        if per_pass:
+            for the_pass, pass_keys in _by(gpu_keys, index, lambda f: f.timed_pass).items():
+                for number, chunk in enumerate(_pass_chunks(pass_keys, index), 1):
+                    for key in chunk:
+                        index.cohort_pages[key] = page_path(pass_path(operation, gpu_slug, the_pass), number)
+            continue
         for key in gpu_keys:
-            f = _first(index, key)
-            page = (pass_path(operation, gpu_slug, f.timed_pass) if per_pass
-                    else operation_gpu_path(operation, gpu_slug) if split else L.operation_path(operation))
-            index.cohort_pages[key] = page
+            index.cohort_pages[key] = operation_gpu_path(operation, gpu_slug) if split else L.operation_path(operation)
     return split, by_pass_gpus
+
+
+def _cohort_order(index: Index, key: str) -> tuple:
+    f = _first(index, key)
+    return (L.dtype_label(f.workload) or "—", _workload_order(f), f.metric or "", key)
+
+
+def _pass_chunks(keys: list[str], index: Index) -> list[list[str]]:
+    """One pass's cohorts, in the order its page shows them, in pages of COHORTS_PER_PAGE."""
+    ordered = sorted(keys, key=lambda k: _cohort_order(index, k))
+    return [ordered[i:i + COHORTS_PER_PAGE] for i in range(0, len(ordered), COHORTS_PER_PAGE)]
 
 
 def cohort_href(facts: RunFacts, index: Index) -> str:
@@ -133,6 +150,13 @@ def cohort_href(facts: RunFacts, index: Index) -> str:
     if facts.cohort not in index.cohort_pages:
         _layout(index, facts.operation.name)
     return f"{index.cohort_pages[facts.cohort]}#{L.cohort_id(facts.cohort)}"
+
+
+def _chunk_label(chunk: list[str], index: Index) -> str:
+    """The first and last workload of a page of cohorts, so a reader knows where to look."""
+    first, last = _first(index, chunk[0]), _first(index, chunk[-1])
+    ends = [f"{L.dtype_label(f.workload) or '—'} {L.workload_label(f.workload)}" for f in (first, last)]
+    return ends[0] if ends[0] == ends[1] else f"{ends[0]} … {ends[1]}"
 
 
 def _pass_order(the_pass: str, headline: str | None) -> tuple:
@@ -235,7 +259,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
         runs_of_gpu.setdefault(f.gpu_slug, []).append(f)
     keys_of_gpu = _by(keys, index, lambda f: f.gpu_slug)
 
-    def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page):
+    def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page, by=None):
         history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
         wanted = set(page_keys)
         shown = [f for f in page_runs if f.cohort in wanted] if detail else []
@@ -243,7 +267,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
             bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent, headline_pass=headline,
-            summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by="pass" if gpu_page else "GPU",
+            summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
             sweeps=sweeps(shown) if detail else [],
@@ -267,12 +291,16 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             links = [Link(PASS_TITLES.get(p, p), pass_path(operation.name, gpu_slug, p)) for p in ordered]
             pages.append(page(gpu_path, heading, top if split else None, gpu_runs, gpu_keys, links, False, gpu_runs, gpu_path))
             for the_pass in ordered:
-                pass_keys = by_pass[the_pass]
-                wanted = set(pass_keys)
-                pass_runs = [f for f in gpu_runs if f.cohort in wanted]
-                pages.append(page(pass_path(operation.name, gpu_slug, the_pass),
-                                  f"{title} on {product} · {PASS_TITLES.get(the_pass, the_pass)}",
-                                  Link(heading, gpu_path), pass_runs, pass_keys, [], True, [], gpu_path))
+                chunks = _pass_chunks(by_pass[the_pass], index)
+                first = pass_path(operation.name, gpu_slug, the_pass)
+                pass_title = f"{title} on {product} · {PASS_TITLES.get(the_pass, the_pass)}"
+                numbered = [Link(f"page {n}: {_chunk_label(chunk, index)}", page_path(first, n))
+                            for n, chunk in enumerate(chunks, 1)] if len(chunks) > 1 else []
+                for number, chunk in enumerate(chunks, 1):
+                    wanted = set(chunk)
+                    pass_runs = [f for f in gpu_runs if f.cohort in wanted]
+                    pages.append(page(page_path(first, number), pass_title if number == 1 else f"{pass_title} · page {number}",
+                                      Link(heading, gpu_path), pass_runs, chunk, numbered, True, [], gpu_path, "page"))
         else:
             pages.append(page(gpu_path, heading, top if split else None, gpu_runs, gpu_keys, [], True, gpu_runs, gpu_path))
     return pages

@@ -70,5 +70,6 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
 
 def write_site_edges(index: Index, writer) -> None:
     """sitemap.xml (every HTML page written so far) and robots.txt; call last."""
-    writer.add("sitemap.xml", sitemap(index, [f for f in writer.files if f.endswith(".html")]))
+    for name, data in sitemap(index, [f for f in writer.files if f.endswith(".html")]).items():
+        writer.add(name, data)
     writer.add("robots.txt", robots(index))

@@ -134,6 +134,12 @@ def samples_path(name: str) -> str:
     return L.run_dir(name) + SAMPLES_NAME
 
 
+def has_samples(facts: RunFacts) -> bool:
+    """Whether samples_document gives a file, read from the model: no JSON parsed."""
+    timing = facts.run.spec.timing
+    return bool(timing and (timing.samplesNs or timing.processes))
+
+
 def samples_document(facts: RunFacts) -> dict | None:
     """The run's raw samples as their own file, so pages stay small: {run, digest, unit, samplesNs | processes}."""
     timing = facts.record.raw["spec"].get("timing") or {}

@@ -22,7 +22,7 @@ class Interval:
     """``bootstrap`` (from raw samples) or ``published p20–p80`` (the source's own quantiles)."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RunFacts:
     """One BenchmarkRun and everything derived about it."""
 

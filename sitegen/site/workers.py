@@ -16,7 +16,7 @@ from typing import Callable
 
 from sitegen.problems import InputError, Problem
 
-# What forked workers inherit: (index, renderer, writer, write_runs). Set only while a
+# What forked workers inherit: (index, renderer, writer, write_runs, runs). Set only while a
 # pool is alive; a module global because fork shares it without pickling.
 _shared: tuple | None = None
 SLICES_PER_WORKER = 4
@@ -34,29 +34,30 @@ def _nothing() -> None:
 
 
 def _render_slice(bounds: tuple[int, int]) -> list[str]:
-    index, renderer, writer, write_runs = _shared
+    index, renderer, writer, write_runs, todo = _shared
     before = len(writer.files)
     # The parent's progress display is not this process's to draw on.
-    write_runs(index, renderer, writer, index.runs[bounds[0]:bounds[1]], _nothing)
+    write_runs(index, renderer, writer, todo[bounds[0]:bounds[1]], _nothing)
     return writer.files[before:]
 
 
 def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest: Callable[[], None], jobs: int,
-                      progress) -> None:
-    """``write_runs`` over every run, in ``jobs`` workers where possible, and ``write_rest`` here.
+                      progress, todo: list | None = None) -> None:
+    """``write_runs`` over the runs ``todo`` (default: every run), in ``jobs`` workers where possible, and ``write_rest`` here.
 
     ``write_runs(index, renderer, writer, runs, advance)`` calls ``advance()`` after each run.
     """
-    runs = len(index.runs)
+    todo = index.runs if todo is None else todo
+    runs = len(todo)
     if jobs <= 1 or runs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         progress.stage("record pages", total=runs)
-        write_runs(index, renderer, writer, index.runs, progress.advance)
+        write_runs(index, renderer, writer, todo, progress.advance)
         write_rest()
         return
     count = min(runs, jobs * SLICES_PER_WORKER)
     edges = [runs * i // count for i in range(count + 1)]
     global _shared
-    _shared = (index, renderer, writer, write_runs)
+    _shared = (index, renderer, writer, write_runs, todo)
     # An executor, not multiprocessing.Pool: when a worker dies (the OOM killer, a signal)
     # the pool would wait for its slice for ever; the executor fails the build instead.
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))

@@ -16,6 +16,7 @@ files the marker does not list (someone put them there).
 from __future__ import annotations
 
 import ctypes
+import gzip
 import errno
 import fcntl
 import json
@@ -24,6 +25,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,11 @@ from sitegen.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
 MAX_MARKER_BYTES = 256 * 1024 * 1024
+# The list of a site's files is kept beside the marker in gzip shards of FILES_PER_LIST
+# names (about 100 KB each), so neither the marker nor any file grows with the registry.
+FILE_LISTS = ".sitegen-files/"
+FILES_PER_LIST = 20000
+MAX_LIST_BYTES = 64 * 1024 * 1024
 
 
 def _marker(out: Path) -> dict | None:
@@ -44,11 +51,30 @@ def _marker(out: Path) -> dict | None:
 
 
 def _read_marker(out: Path) -> list[str] | None:
+    """Every file the marker says sitegen wrote: those it lists itself, and those of its shards."""
     data = _marker(out)
-    files = None if data is None else data.get("files")
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+    if data is None:
         return None
-    return files
+    files, lists = data.get("files", []), data.get("fileLists", [])
+    if not isinstance(files, list) or not isinstance(lists, list) or "files" not in data and "fileLists" not in data:
+        return None
+    files = list(files)
+    for name in lists:
+        if not isinstance(name, str) or not name.startswith(FILE_LISTS) or _outside(name):
+            return None
+        try:
+            # Bounded: a hand-made shard must not unpack into all of memory.
+            unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            listed = unpack.decompress(read_regular(out / name, MAX_LIST_BYTES), MAX_LIST_BYTES)
+        except (InputError, zlib.error):
+            return None
+        if unpack.unconsumed_tail or not unpack.eof:
+            return None
+        try:
+            files += [name, *listed.decode("utf-8").splitlines()]
+        except UnicodeDecodeError:
+            return None
+    return files if all(isinstance(f, str) for f in files) else None
 
 
 def _outside(relative: str) -> bool:
@@ -138,6 +164,14 @@ def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild |
     return PreviousBuild(marker["runs"], len(files) + 1)
 
 
+def _regular(path: Path) -> bool:
+    # lstat: a link, a FIFO or a device is never lent, only a plain file.
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _same_bytes(path: Path, data: bytes) -> bool:
     try:
         # lstat: a link, a FIFO or a device is never lent, only a plain file.
@@ -158,7 +192,8 @@ class SiteWriter:
     (the old site's own names are removed at the swap; the links keep the data).
     """
 
-    def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None):
+    def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None,
+                 groups: dict[str, str] | None = None):
         self.out = out
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -167,18 +202,53 @@ class SiteWriter:
         except OSError as exc:
             raise InputError([Problem(str(out), "$", f"cannot create the site beside it in {out.parent}: {exc.strerror or exc}")]) from None
         self.files: list[str] = []
-        self.inputs, self.runs = inputs, runs
+        self._folders: set[str] = set()
+        self.inputs, self.runs, self.groups = inputs, runs, groups
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
         self.previous = _marker_files(out) if out.is_dir() else None
+        before = (_marker(out) or {}) if self.previous else {}
+        self.previous_groups: dict = before.get("groups") if isinstance(before.get("groups"), dict) else {}
+        """The page-group keys of the site being replaced (sitegen.site.reuse)."""
+        self.previous_group_files: dict = before.get("groupFiles") if isinstance(before.get("groupFiles"), dict) else {}
+        self.group_files: dict[str, list[str]] = {}
+        """The files of each operation's own pages (not its runs'), to be reused as a whole."""
 
     def add(self, relative: str, data: bytes) -> None:
-        path = self.tmp / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old = self.out / relative
+        path = os.path.join(self.tmp, relative)
+        self._folder(relative)
+        old = os.path.join(self.out, relative)
         if not (self.previous and relative in self.previous and _same_bytes(old, data) and _linked(old, path)):
             with open(path, "xb") as handle:
                 handle.write(data)
         self.files.append(relative)
+
+    def _folder(self, relative: str) -> None:
+        # Each folder made once per process, not looked up again for each of its files.
+        folder = relative.rpartition("/")[0]
+        if folder and folder not in self._folders:
+            os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+            self._folders.add(folder)
+
+    def reuse(self, relatives: list[str]) -> bool:
+        """Hard-link files of the site being replaced, unread: the caller knows their bytes are current.
+
+        All or nothing: False (and nothing added) when any of them cannot be linked.
+        """
+        done = []
+        for relative in relatives:
+            if not (self.previous and relative in self.previous):
+                break
+            self._folder(relative)
+            path, old = os.path.join(self.tmp, relative), os.path.join(self.out, relative)
+            if not _regular(old) or not _linked(old, path):
+                break
+            done.append(path)
+        else:
+            self.files.extend(relatives)
+            return True
+        for path in done:
+            os.unlink(path)
+        return False
 
     def adopt(self, relatives: list[str]) -> None:
         """Count files another process added to this writer's folder."""
@@ -202,11 +272,20 @@ class SiteWriter:
             self._held = None
 
     def commit(self) -> None:
-        marker = {"generator": "sitegen", "files": sorted(self.files)}
+        files, lists = sorted(self.files), []
+        for start in range(0, len(files), FILES_PER_LIST):
+            name = f"{FILE_LISTS}{start // FILES_PER_LIST:04d}.txt.gz"
+            text = "".join(f + "\n" for f in files[start:start + FILES_PER_LIST]).encode()
+            # mtime 0: the same files give the same bytes.
+            self.add(name, gzip.compress(text, mtime=0))
+            lists.append(name)
+        marker = {"generator": "sitegen", "fileLists": lists}
         if self.inputs is not None:
             marker.update(inputs=self.inputs, runs=self.runs)
+        if self.groups:
+            marker.update(groups=self.groups, groupFiles=self.group_files)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
-        for folder in sorted({p.parent for p in self.tmp.rglob("*")}):
+        for folder, _, _ in os.walk(self.tmp):
             os.chmod(folder, 0o755)
         check_output(self.out)
         if not self.out.exists():
@@ -328,19 +407,24 @@ def _linked(old: Path, new: Path) -> bool:
 def _remove_own(folder: Path) -> None:
     """Delete the previous site: only the files its marker lists, then empty folders."""
     own = _marker_files(folder) or set()
-    inside = folder.resolve()
+    inside = os.path.realpath(folder)
+    plain: dict[str, bool] = {"": True}
     for relative in sorted(own | {MARKER}):
-        path = folder / relative
-        # resolve() follows any link on the way, so a listed file reached through a
-        # linked folder that points elsewhere is left alone.
-        if path.is_file() and not path.is_symlink() and inside in path.resolve().parents:
-            path.unlink()
-    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        sub = relative.rpartition("/")[0]
+        if sub not in plain:
+            # A listed file reached through a linked folder that points elsewhere is left
+            # alone: each folder is checked once, not each of its thousands of files.
+            where = os.path.join(inside, sub)
+            plain[sub] = os.path.realpath(where) == where
+        path = os.path.join(inside, relative)
         try:
-            sub.rmdir()
+            if plain[sub] and stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
         except OSError:
             pass
-    try:
-        folder.rmdir()
-    except OSError:
-        pass
+    # Bottom-up, never into a linked folder.
+    for sub, _, _ in os.walk(inside, topdown=False):
+        try:
+            os.rmdir(sub)
+        except OSError:
+            pass

@@ -60,7 +60,9 @@ def concurrent_builds(tmp: Path, builders: int) -> tuple[bool, str]:
     jobs = [_start(["build", "--records", str(FIXTURE), "--out", str(out)]) for _ in range(builders)]
     results = [(job.wait(timeout=180), job.stderr.read()) for job in jobs]
     leftovers = sorted(p.name for p in tmp.iterdir() if p.name != "site")
-    marker = json.loads((out / ".sitegen-site").read_text())["files"]
-    complete = all((out / f).is_file() for f in marker)
+    from sitegen.site.write import _read_marker
+
+    marker = _read_marker(out) or []
+    complete = bool(marker) and all((out / f).is_file() for f in marker)
     ok = all(code == 0 for code, _ in results) and complete and not leftovers
     return ok, f"exits {[c for c, _ in results]}, leftovers {leftovers}, {results[0][1][-200:]}"

@@ -164,3 +164,32 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
     assert "a process rendering record pages died" in result.output and "Traceback" not in result.output
     assert _files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["records", "site"]
+
+
+def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch):
+    # The bundled registry: many operations, so the pages of every other operation's runs
+    # are taken from the previous site (sitegen.site.reuse) and must still be current.
+    from sitegen.site import build
+
+    records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
+    shutil.copytree(RECORDS, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out, "--no-search")
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    document = json.loads(run.read_text())
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency.update({k: v * 2 for k, v in latency.items()})
+    run.write_text(json.dumps(document, indent=2))
+    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+    rendered, operations = [], []
+    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
+    monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
+    monkeypatch.setattr(build, "operation_pages_with_runs",
+                        lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
+    _build(records, out, "--no-search", "--jobs", "1")
+    same_operation = {p.stem for p in run.parent.glob("*.json")}
+    assert document["metadata"]["name"] in rendered
+    assert set(rendered) <= same_operation
+    assert operations == [run.parent.name]
+    monkeypatch.undo()
+    _build(records, fresh, "--no-search", "--jobs", "1")
+    assert _files(out) == _files(fresh)

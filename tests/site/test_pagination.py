@@ -52,3 +52,27 @@ def test_long_lists_are_split_into_linked_pages(tmp_path, monkeypatch):
     for page in pages:
         folder = page.parent.relative_to(split).as_posix()
         assert f"{folder}/</loc>" in sitemap
+
+
+def test_a_pass_with_many_cohorts_is_split_into_pages_that_record_pages_link_to(tmp_path, monkeypatch):
+    from sitegen.site import operation_page
+
+    # Small thresholds stand in for a registry of thousands of cohorts.
+    monkeypatch.setattr(operation_page, "INLINE_COHORTS", 1)
+    monkeypatch.setattr(operation_page, "COHORTS_PER_PAGE", 1)
+    site = tmp_path / "site"
+    build_site(FIXTURE, site)
+    pages = sorted(p for p in (site / "operations").rglob("index.html") if "/page/" in p.as_posix())
+    assert pages, "no pass was split"
+    for page in pages:
+        html5lib.HTMLParser(strict=True).parse(page.read_bytes())
+        assert len(re.findall(r'<div class="cohort" id="', page.read_text())) == 1
+    # Every record page's "its comparison group" link lands on the page holding that cohort.
+    checked = 0
+    for record in (site / "runs").glob("*/index.html"):
+        found = re.search(r'<a href="([^"#]+)#([^"]+)">its comparison group</a>', record.read_text())
+        if found:
+            target = (record.parent / found.group(1)).resolve()
+            assert f'id="{found.group(2)}"' in target.read_text(), (record, target)
+            checked += 1
+    assert checked > 3

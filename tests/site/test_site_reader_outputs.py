@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import feedparser
 from click.testing import CliRunner
 
-from conftest import OPERATION, SEED_RUN
+from conftest import FIXTURE, OPERATION, SEED_RUN
 from sitegen.cli import main
 from sitegen.site.build import build_site
 
@@ -108,3 +108,23 @@ def test_bad_markdown_files_are_one_line_problems(registry_copy, tmp_path):
     (registry_copy / "operations" / "no-such-op.md").write_text("hi")
     result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(tmp_path / "o"), "--no-search"])
     assert result.exit_code == 1 and "no-such-op.md: $: describes no operation" in result.output
+
+
+def test_a_long_sitemap_becomes_an_index_of_sitemaps_listing_every_page_once(tmp_path, monkeypatch):
+    from sitegen.site import feeds
+
+    monkeypatch.setattr(feeds, "SITEMAP_URLS", 4)
+    site = tmp_path / "site"
+    build_site(FIXTURE, site)
+    ns = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+    root = ET.fromstring((site / "sitemap.xml").read_bytes())
+    assert root.tag == f"{ns}sitemapindex"
+    parts = [e.text for e in root.iter(f"{ns}loc")]
+    assert len(parts) > 2
+    locs = []
+    for part in parts:
+        urls = ET.fromstring((site / part.removeprefix(BASE)).read_bytes())
+        locs += [e.text for e in urls.iter(f"{ns}loc")]
+        assert len(list(urls.iter(f"{ns}url"))) <= 4
+    pages = {BASE + p.relative_to(site).as_posix().removesuffix("index.html") for p in site.rglob("*.html")}
+    assert sorted(locs) == sorted(pages)

@@ -120,7 +120,7 @@ def test_refuses_an_output_that_contains_the_registry(registry_copy):
 
 def _list_in_marker(out, entry):
     marker = json.loads((out / MARKER).read_text())
-    marker["files"].append(entry)
+    marker.setdefault("files", []).append(entry)
     (out / MARKER).write_text(json.dumps(marker))
 
 
@@ -183,3 +183,24 @@ def test_removing_the_old_site_never_follows_a_link_out_of_it(registry_copy, tmp
     build_site(registry_copy, out)
     assert precious.read_text() == "keep me"
     assert (out / "index.html").is_file()
+
+
+def test_the_file_list_is_sharded_beside_a_small_marker(registry_copy, tmp_path, monkeypatch):
+    from sitegen.site import write
+
+    monkeypatch.setattr(write, "FILES_PER_LIST", 20)
+    out = tmp_path / "site"
+    build_site(registry_copy, out)
+    marker = json.loads((out / MARKER).read_text())
+    assert "files" not in marker and len(marker["fileLists"]) > 2
+    assert (out / MARKER).stat().st_size < 10_000
+    listed = set(write._read_marker(out))
+    assert listed == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {MARKER}
+    assert not build_site(registry_copy, out).fresh  # read back: the site is recognised as up to date
+    (out / "stray.txt").write_text("someone's")
+    with pytest.raises(InputError, match="not written by sitegen"):
+        build_site(registry_copy, out)
+    (out / "stray.txt").unlink()
+    (out / marker["fileLists"][0]).write_bytes(b"\x1f\x8b not a gzip stream")
+    with pytest.raises(InputError, match="not built by sitegen"):
+        build_site(registry_copy, out)

@@ -1,0 +1,131 @@
+"""Each manifest file's documents as `lock` and `verify` need them, cached by the file's bytes.
+
+After a one-run edit, `sitegen lock` would otherwise parse, validate and digest every
+document again (4 s at 10,000 runs, as long as a cold build's loading); with the cache only
+files whose bytes changed are. An entry is keyed by sha256 over sitegen's own code and the
+file's exact bytes, so one changed byte, or a changed validator, misses.
+
+The cache lives in the user's cache folder (SITEGEN_CACHE_DIR, else
+$XDG_CACHE_HOME/sitegen, else ~/.cache/sitegen), never in the registry, so no checkout or
+pull request can bring entries of its own. It only ever stands for work already done on
+this machine: `sitegen verify --full` and `sitegen build` recompute every digest and never
+read it, and a build refuses a lock that a poisoned cache got wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitegen.atomicwrite import write_atomic
+from sitegen.digest import canonical
+from sitegen.inputfile import read_regular
+from sitegen.loader import Record, discover, load_bytes
+from sitegen.problems import InputError, Problem
+from sitegen.strictjson import MAX_FILE_BYTES
+
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A document as lock and verify see it: a loader.Record without its parsed and validated content."""
+
+    file: str
+    pointer: str
+    kind: str
+    name: str
+    digest: str
+    content: str
+    """sha256 of the canonical JSON of the whole document, metadata included: equal iff the documents are."""
+    references: dict[str, str]
+    """Each digest reference of the spec, by its dotted field path."""
+
+    def reference(self, fields: tuple[str, ...]) -> str:
+        return self.references[".".join(fields)]
+
+    def same_document(self, other: Summary) -> bool:
+        return self.content == other.content
+
+
+def summarize(record: Record, reference_fields) -> dict:
+    """The cache entry of one validated document."""
+    return {
+        "pointer": record.pointer, "kind": record.kind, "name": record.name, "digest": record.digest,
+        "content": hashlib.sha256(canonical(record.raw)).hexdigest(),
+        "references": {".".join(f): record.reference(f) for f in reference_fields.get(record.kind, {})},
+    }
+
+
+def cache_file(root: Path) -> Path:
+    """One cache file per registry folder, so entries of other registries are never kept alive here."""
+    base = os.environ.get("SITEGEN_CACHE_DIR")
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sitegen")
+    where = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:24]
+    return Path(base) / "digests" / f"{where}.json"
+
+
+def _code_version() -> bytes:
+    from sitegen.site.fingerprint import code_digest
+
+    return code_digest().encode()
+
+
+def _read(path: Path) -> dict[str, list[dict]]:
+    # Anything unreadable or of another format is no cache: everything is recomputed.
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]
+
+
+def load_summaries(root: Path, reference_fields) -> tuple[list[Summary], list[Problem]]:
+    """What loader.load_paths([root]) finds, as Summaries, computing only what the cache lacks.
+
+    A file that fails to load is reported exactly as load_paths reports it, and never cached.
+    """
+    path = cache_file(root)
+    cached = _read(path)
+    code = _code_version()
+    used: dict[str, list[dict]] = {}
+    summaries: list[Summary] = []
+    problems: list[Problem] = []
+    for file in discover([root]):
+        name = str(file)
+        try:
+            data = read_regular(file, MAX_FILE_BYTES)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        key = hashlib.sha256(code + b"\0" + data).hexdigest()
+        entries = cached.get(key)
+        if not _well_formed(entries):
+            try:
+                entries = [summarize(r, reference_fields) for r in load_bytes(data, name)]
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+        used[key] = entries
+        summaries.extend(Summary(file=name, **entry) for entry in entries)
+    if used.keys() != cached.keys():
+        try:
+            write_atomic(path, json.dumps({"format": CACHE_FORMAT, "files": used}, sort_keys=True).encode())
+        except OSError:
+            pass  # an unwritable cache folder only costs the next run its speed
+    return summaries, sorted(problems)
+
+
+_FIELDS = {"pointer", "kind", "name", "digest", "content", "references"}
+
+
+def _well_formed(entries) -> bool:
+    return isinstance(entries, list) and all(
+        isinstance(e, dict) and e.keys() == _FIELDS and isinstance(e["references"], dict)
+        and all(isinstance(e[k], str) for k in _FIELDS - {"references"}) for e in entries)

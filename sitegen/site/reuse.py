@@ -1,0 +1,111 @@
+"""Which pages a build may take unchanged from the site it replaces.
+
+A record page shows its run, the documents the run references, its cohort (ranks,
+leader, history, the page of the cohort table) and its reruns: all within one operation.
+So the runs of an operation form a group, whose key is a digest over sitegen itself, the
+options, every registry file that is not one operation's run file (documents, settings,
+pages, notes), and the bytes of that operation's run files. When the previous build
+recorded the same key for a group, every file of its runs' pages has the same bytes as a
+fresh render would give, and is hard-linked instead of rendered. The same holds for the
+operation's own pages, its catalog shard and the pages of the implementations only it
+has runs of. A link from a run to a run of another operation (a rerun of it) puts
+everything in one group, so no dependency is ever missed;
+tests/site/test_incremental_build.py compares such builds with cold ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from sitegen.lockfile import LOCK_NAME
+from sitegen.site.fingerprint import Inputs
+from sitegen.site import labels as L
+from sitegen.site.index import Index
+from sitegen.site.jsonout import twin
+from sitegen.site.listings import implementations_by_operation
+from sitegen.site.record_page import has_samples, samples_path
+
+EVERYTHING = "*"
+
+
+def group_keys(index: Index, records: Path, inputs: Inputs) -> dict[str, str]:
+    """Operation name → key of its runs' pages; one group EVERYTHING when runs of two operations are linked."""
+    own: dict[str, str] = {}
+    groups: dict[str, list[str]] = {}
+    split = True
+    for facts in index.runs:
+        linked = [facts.rerun_of, *facts.reruns]
+        if any(other is not None and other.operation.name != facts.operation.name for other in linked):
+            split = False
+        relative = os.path.relpath(facts.record.file, records).replace(os.sep, "/")
+        if facts.record.pointer != "$" or relative not in inputs.files:
+            # A run inside a bundle shares its file with a protocol and an environment that
+            # runs of other operations may use: that file stays shared.
+            continue
+        own[relative] = facts.operation.name
+    for facts in index.runs:
+        relative = os.path.relpath(facts.record.file, records).replace(os.sep, "/")
+        if relative in own:
+            groups.setdefault(own[relative], []).append(f"{relative}\0{inputs.files[relative]}")
+    shared = hashlib.sha256(inputs.sitegen.encode())
+    # GPU path segments are chosen over every run's product at once (index.gpu_slugs).
+    shared.update(repr(sorted({(f.product, f.gpu_slug) for f in index.runs})).encode())
+    for relative, digest in sorted(inputs.files.items()):
+        # The lock changes with every edit and shows on no page: it only decides whether
+        # the build may run at all.
+        if relative not in own and relative != LOCK_NAME:
+            shared.update(f"\0{relative}\0{digest}".encode())
+    if not split:
+        everything = shared.copy()
+        for relative in sorted(own):
+            everything.update(f"\0{relative}\0{inputs.files[relative]}".encode())
+        return {EVERYTHING: everything.hexdigest()}
+    # An implementation's pages go with an operation's group only while all its runs are
+    # of that operation, which runs of other operations can change.
+    own, _ = implementations_by_operation(index)
+    keys = {}
+    for operation, members in groups.items():
+        key = shared.copy()
+        for member in sorted(members):
+            key.update(b"\0" + member.encode())
+        key.update(repr(sorted(r.name for r in own.get(operation, []))).encode())
+        keys[operation] = key.hexdigest()
+    return keys
+
+
+def group_of(keys: dict[str, str], operation: str) -> str | None:
+    """The group a run of ``operation`` belongs to, or None if its pages must be rendered."""
+    if EVERYTHING in keys:
+        return EVERYTHING
+    return operation if operation in keys else None
+
+
+def _run_files(facts) -> list[str]:
+    """The files build._write_run_pages writes for one run."""
+    path = L.run_path(facts.name)
+    return [path, twin(path), *([samples_path(facts.name)] if has_samples(facts) else [])]
+
+
+def link_unchanged_runs(index: Index, writer, keys: dict[str, str]) -> list:
+    """Link the record pages of every group whose key the site being replaced recorded; the runs left to render."""
+    todo = []
+    for facts in index.runs:
+        group = group_of(keys, facts.operation.name)
+        if group is None or writer.previous_groups.get(group) != keys[group] or not writer.reuse(_run_files(facts)):
+            todo.append(facts)
+    return todo
+
+
+def link_unchanged_operation(writer, operation: str) -> bool:
+    """Whether the operation's pages were linked from the site being replaced, its group being unchanged."""
+    keys = writer.groups or {}
+    group = group_of(keys, operation)
+    files = writer.previous_group_files.get(operation)
+    if group is None or writer.previous_groups.get(group) != keys[group] or not isinstance(files, list):
+        return False
+    if not all(isinstance(f, str) for f in files) or not writer.reuse(files):
+        return False
+    writer.group_files[operation] = files
+    return True
