@@ -6,50 +6,27 @@ when it is absent and CI is not set; in CI a missing browser fails.
 
 from __future__ import annotations
 
-import functools
-import os
 import re
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
+import headless
 from conftest import OPERATION, SEED_RUN
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip("no /usr/bin/chromium (set CI to make this a failure)", allow_module_level=True)
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+headless.require_chromium(module=True)
 
 
 @pytest.fixture(scope="module")
 def served(site):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with headless.served(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with headless.chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def test_record_page_manifest_toggle_and_citation_copy(browser, served, tmp_path):

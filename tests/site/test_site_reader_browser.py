@@ -6,20 +6,14 @@ extend as pages are added (e.g. the operation's per-GPU sub-page).
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+import headless
 from sitegen.site.build import build_site
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 SEED = "runs/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29/index.html"
 # The bundled sweep's sitegen full-pass fp32 run at 8192 tokens, whatever its time stamp.
 H200_VERIFIED = "runs/{}/index.html".format(next(
@@ -32,14 +26,7 @@ WIDTHS = [1280, 390]
 MAX_HTML_BYTES = 300 * 1024
 
 pytestmark = pytest.mark.browser
-
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip("no /usr/bin/chromium (set CI to make this a failure)", allow_module_level=True)
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+headless.require_chromium(module=True)
 
 
 @pytest.fixture(scope="module")
@@ -51,21 +38,14 @@ def bundled(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(bundled):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(bundled)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with headless.served(bundled) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with headless.chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _pages(bundled: Path) -> list[str]:

@@ -13,6 +13,7 @@ import urllib.request
 
 import pytest
 
+import headless
 from conftest import OPERATION
 
 
@@ -79,16 +80,10 @@ def test_serve_rebuilds_on_an_edit_and_keeps_the_last_good_site(server):
 
 @pytest.mark.browser
 def test_open_page_reloads_and_shows_a_bad_edit(server):
-    from pathlib import Path
-
-    if not Path("/usr/bin/chromium").exists() and not os.environ.get("CI"):
-        pytest.skip("no /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
+    headless.require_chromium()
     url, records, _ = server
     path = records / "operations" / f"{OPERATION}.json"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless=new", "--no-sandbox"])
+    with headless.chromium() as browser:
         page = browser.new_page()
         page.goto(f"{url}operations/{OPERATION}/")
         page.wait_for_timeout(1000)  # the page has read the current version
@@ -101,4 +96,3 @@ def test_open_page_reloads_and_shows_a_bad_edit(server):
         banner.wait_for(timeout=60_000)
         assert str(path) in banner.inner_text() and "last good site" in banner.inner_text()
         assert "Reloaded by itself" in page.locator("h1").inner_text()
-        browser.close()
