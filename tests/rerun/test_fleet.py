@@ -123,16 +123,23 @@ def test_two_products_write_what_a_local_rerun_writes(cluster, tmp_path):
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+def task_started(proc, lines: list[str]) -> tuple[str, int, list[int]]:
+    """The first task's "running on" line, its pid, and its measuring processes once it has any
+    (empty after 120 s)."""
+    line = wait_for_line(proc, ": running on ", lines)
+    pid = int(line.rsplit("pid ", 1)[1].rstrip(")\n"))
+    end = time.monotonic() + 120
+    while not (measuring := children(pid)) and time.monotonic() < end:
+        time.sleep(0.2)
+    return line, pid, measuring
+
+
 def test_a_killed_worker_is_retried_on_another_gpu_of_its_product(cluster, tmp_path):
     c, _ = cluster
     out = tmp_path / "out"
     proc = driver([*CASES, "--ray", c.address, "--gpus", "TESTA", "--json"], out)
     lines: list[str] = []
-    first = wait_for_line(proc, ": running on ", lines)
-    pid = int(first.rsplit("pid ", 1)[1].rstrip(")\n"))
-    end = time.monotonic() + 120
-    while not (measuring := children(pid)) and time.monotonic() < end:
-        time.sleep(0.2)
+    first, pid, measuring = task_started(proc, lines)
     os.kill(pid, signal.SIGKILL)
     assert measuring, "the task never started a measuring process"
     stdout, rest = proc.communicate(timeout=600)
@@ -159,11 +166,7 @@ def test_sigint_to_the_driver_leaves_out_as_it_was_and_stops_the_measuring(clust
     before = snapshot(out)
     proc = driver([*CASES, "--ray", c.address], out)
     lines: list[str] = []
-    running = wait_for_line(proc, ": running on ", lines)
-    task_pid = int(running.rsplit("pid ", 1)[1].rstrip(")\n"))
-    end = time.monotonic() + 120
-    while not (measuring := children(task_pid)) and time.monotonic() < end:
-        time.sleep(0.2)
+    _, task_pid, measuring = task_started(proc, lines)
     assert measuring, "the task never started a measuring process"
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
