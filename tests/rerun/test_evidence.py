@@ -93,11 +93,11 @@ def test_a_cheat_honest_only_while_gated_is_caught_in_its_timed_calls():
 
 def test_every_timed_loss_is_checked_not_only_the_gradients():
     check = _timed(WrongLoss())["timedCheck"]
-    assert check["lossFailures"] == check["calls"] >= 24 and check["gradientFailures"] == 0, check
+    assert check["lossFailures"] == check["checkedGradients"] >= 2 and check["gradientFailures"] == 0, check
     assert not integrity.timed_output(check, 1e-3)["passed"]
 
 
-def test_inputs_roll_between_calls_so_an_identity_cache_returns_wrong_gradients():
+def test_inputs_are_drawn_again_after_every_call_so_an_identity_cache_returns_wrong_outputs():
     from sitegen.rerun.cheats import IdentityCache
 
     check = _timed(IdentityCache())["timedCheck"]
@@ -109,7 +109,7 @@ def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_i
 
     runner = PassRunner(TorchReference(), 6, 16, "fp32", DEVICE, "full", seed=4, pool=1, rtol=protocol.TOLERANCES["fp32"])
     seen = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
-    for i in range(15):  # as many calls as the set has other row starts
+    for i in range(15):
         runner.reset(i)
         runner.after(i, runner(i), check=True)
         rows = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
@@ -117,15 +117,6 @@ def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_i
         seen |= rows
     check = runner.check.verify()
     assert check["checkedGradients"] == 15 and check["lossFailures"] == check["gradientFailures"] == 0, check
-
-
-def test_a_cache_that_recognises_the_roll_hands_back_right_outputs_so_only_a_floor_can_see_it():
-    """The self-test's roll-memo is a real cheat: its timed outputs all check out (the roofline,
-    on a GPU, is what refuses it: tests/rerun/test_selftest.py)."""
-    from sitegen.rerun.cheats import RollMemo
-
-    check = _timed(RollMemo())["timedCheck"]
-    assert check["checkedGradients"] >= 2 and check["lossFailures"] == check["gradientFailures"] == 0, check
 
 
 def test_a_wrong_timed_output_refuses_the_time():
