@@ -20,7 +20,7 @@ import secrets
 import torch
 
 from sitegen.rerun.implementations import DTYPES
-from sitegen.rerun.timedcheck import TimedCheck
+from sitegen.rerun.timedcheck import TimedCheck, _loss_copy
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -67,7 +67,8 @@ class PassRunner:
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        self._gen = torch.Generator(device=device)
+        self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
+        self._dtype, self._device = dtype, device
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -105,6 +106,9 @@ class PassRunner:
             return
         k = i % len(self.leaves)
         if check and out is not None:
+            # The loss as the call returned it, before anything else runs (a backward could
+            # otherwise write into it).
+            loss = _loss_copy(out)
             other = None
             if self.timed_pass == "forward":
                 other = self._events()
@@ -115,20 +119,27 @@ class PassRunner:
                     other[1].record()
             elif self.timed_pass == "backward":
                 other = self.fwd_events[k]
-            self.check.record(k, out, self.leaves[k].grad, pass_events, other)
+            sx, sy = self.recipes[k]
+            self.check.record(loss, self.leaves[k].grad, pass_events, other,
+                              redraw=lambda: (self._draw(sx), self._draw(sy)))
         elif out is not None:
-            self.check.record_loss(k, out)
+            self.check.record_loss()
         self.fwd_events[k] = None
         if perturb:
             self.perturb(k)
 
     def perturb(self, k: int) -> None:
-        # Seeded now, not once: a generator's state could be read ahead by code in this process.
-        self._gen.manual_seed(secrets.randbits(63))
+        # Seeds drawn now, not once: a generator's state could be read ahead by code in this
+        # process. They are kept, so that a checked call's reference is computed from its inputs
+        # drawn again, not from tensors the implementation could have written to.
+        self.recipes[k] = (secrets.randbits(63), secrets.randbits(63))
         with torch.no_grad():
-            for t in (self.leaves[k], self.ys[k]):
-                fresh = torch.randn(t.shape, generator=self._gen, device=t.device, dtype=torch.float32)
-                t.copy_(torch.log_softmax(fresh, dim=-1))
+            for t, s in zip((self.leaves[k], self.ys[k]), self.recipes[k]):
+                t.copy_(self._draw(s))
+
+    def _draw(self, seed: int) -> torch.Tensor:
+        rows, vocab = self.leaves[0].shape
+        return logprobs(rows, vocab, self._dtype, self._device, seed)
 
     def _events(self):
         if not self.cuda:
