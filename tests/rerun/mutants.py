@@ -47,10 +47,9 @@ MUTANTS = [
     ("timed losses ignored", "sitegen/rerun/timedcheck.py", "loss_bad += not err <= rtol", "loss_bad += 0", RERUN_TESTS),
     ("inputs never drawn again", "sitegen/rerun/passes.py",
      "    def perturb(self, k: int) -> None:\n", "    def perturb(self, k: int) -> None:\n        return\n", RERUN_TESTS),
-    ("references from the previous inputs", "sitegen/rerun/passes.py",
-     "            self.check.record(k, out, self.leaves[k].grad, pass_events, other)\n        elif out is not None:",
-     "            self.perturb(k)\n            self.check.record(k, out, self.leaves[k].grad, pass_events, other)\n"
-     "        elif out is not None:", RERUN_TESTS),
+    ("references from the next draw", "sitegen/rerun/passes.py",
+     "            sx, sy = self.recipes[k]\n", "            self.perturb(k)\n            sx, sy = self.recipes[k]\n",
+     RERUN_TESTS),
     ("repeated_input never flags", "sitegen/rerun/integrity.py",
      '"passed": speedup <= REPEATED_MAX_SPEEDUP', '"passed": True', RERUN_TESTS),
     ("throttle never flags", "sitegen/rerun/integrity.py",
