@@ -84,8 +84,8 @@ def timed_output(check: dict | None, rtol: float) -> dict:
         return {"name": "timed_output", "passed": False, "detail": "not checked: no timed call's output was kept"}
     bad = check["lossFailures"] + check["gradientFailures"]
     return {"name": "timed_output", "passed": bad == 0 and check["checkedGradients"] > 0, "detail": (
-        f"{check['calls']} timed losses and {check['checkedGradients']} gradient digests checked against "
-        f"float64 for their own inputs: {check['lossFailures']} losses and {check['gradientFailures']} gradients "
+        f"{check['checkedGradients']} of {check['calls']} timed calls' losses and gradient digests checked "
+        f"against float64 for their own inputs: {check['lossFailures']} losses and {check['gradientFailures']} gradients "
         f"wrong (worst relative error: loss {check['worstLossRelError']:.3g}, gradient "
         f"{check['worstGradientRelError']:.3g}; rtol {rtol:g}, digest {DIGEST_SLACK:g}x rtol)")}
 

@@ -4,28 +4,23 @@ kept for checking (timedcheck) and its inputs changed, untimed, before the next 
 Inputs are log_softmax of standard-normal logits, as in Liger's benchmark: never zeros,
 which hide unwritten outputs and can run faster than real data.
 
-Inputs a cache cannot win on (protocol: "fresh-random-rolled"): a pool of 2-3 random sets,
-and after every timed call the used set's student and teacher are rolled together, in place
-and untimed, as one flat sequence of token·vocab pairs, by a secret random offset (the OS's generator)
-that puts the row starts where none of the set's earlier calls had them. Every row then
-straddles two earlier rows, at the same address, so no call sees a row an earlier call saw: a cache keyed on identity or on a row's content
-returns wrong gradients, which timedcheck's digest of dX sees. One that recognises the roll
-itself (a few elements tell it) gains only by not reading X and Y, which the forward's floor
-charges, or by handing back a remembered gradient rolled, which reads it and writes dX: two
-T·V·b passes where the full pass's floor charges three. Rows straddle: they are no longer
-normalised, which no JSD implementation assumes (every term is per element). The loss, a
-sum of per-element terms over the tokens, is invariant under the roll and the reference
-gradient rolls with the inputs, so the float64 reference is computed once per set.
+Inputs no cache can win on (protocol: "fresh-random-every-call"): after every timed call, untimed,
+the set just used is drawn again, student and teacher, from a device generator seeded by the
+`secrets` module at that moment. No call sees content any earlier call saw or that anything
+could have known before the draw, so nothing remembered can answer it: an implementation that
+skips work hands back wrong outputs, and timedcheck compares a random quarter of the calls (the
+loss and a digest of dX) with float64 references of their own inputs. The sets stay 2-3 at
+distinct addresses, so a cache keyed on identity finds one and returns a wrong answer.
 """
 
 from __future__ import annotations
 
-import random
+import secrets
 
 import torch
 
 from sitegen.rerun.implementations import DTYPES
-from sitegen.rerun.timedcheck import TimedCheck
+from sitegen.rerun.timedcheck import TimedCheck, _loss_copy
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -72,12 +67,8 @@ class PassRunner:
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        # Offsets an implementation cannot predict, from the published seed or from earlier
-        # offsets (which a Mersenne Twister's output would give away); drawn on the host, so
-        # rolling never makes the host wait for the GPU.
-        self._rng = random.SystemRandom()
-        self._rolled = [0] * n
-        self._starts: list[set[int]] = [set() for _ in range(n)]
+        self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
+        self._dtype, self._device = dtype, device
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -110,11 +101,14 @@ class PassRunner:
 
     def after(self, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
         """Untimed, right after the call: keep its loss, on checked calls complete its gradient
-        (forward: the backward, bracketed by events) and digest it, then roll the set."""
+        (forward: the backward, bracketed by events) and digest it, then draw the set again."""
         if self.check is None:
             return
         k = i % len(self.leaves)
         if check and out is not None:
+            # The loss as the call returned it, before anything else runs (a backward could
+            # otherwise write into it).
+            loss = _loss_copy(out)
             other = None
             if self.timed_pass == "forward":
                 other = self._events()
@@ -125,37 +119,27 @@ class PassRunner:
                     other[1].record()
             elif self.timed_pass == "backward":
                 other = self.fwd_events[k]
-            self.check.record(k, out, self.leaves[k].grad, pass_events, other)
+            sx, sy = self.recipes[k]
+            self.check.record(loss, self.leaves[k].grad, pass_events, other,
+                              redraw=lambda: (self._draw(sx), self._draw(sy)))
         elif out is not None:
-            self.check.record_loss(k, out)
+            self.check.record_loss()
         self.fwd_events[k] = None
         if perturb:
             self.perturb(k)
 
     def perturb(self, k: int) -> None:
-        rows, vocab = self.leaves[k].shape
-        n = rows * vocab
-        if n < 2:
-            return
-        # A row's content is fixed by where the rows start in the flat sequence (the roll mod
-        # vocab): a start used before would bring back rows already seen, so each set takes a
-        # start it has not had until every one has been used.
-        used = self._starts[k]
-        used.add(self._rolled[k] % vocab)
-        if len(used) >= vocab:
-            used.clear()
-            used.add(self._rolled[k] % vocab)
-        start = self._rng.randrange(vocab) if vocab > 1 else 0
-        while vocab > 1 and start in used:
-            start = self._rng.randrange(vocab)
-        target = start + vocab * self._rng.randrange(rows)
-        shift = (target - self._rolled[k]) % n or 1
-        self._rolled[k] = (self._rolled[k] + shift) % n
+        # Seeds drawn now, not once: a generator's state could be read ahead by code in this
+        # process. They are kept, so that a checked call's reference is computed from its inputs
+        # drawn again, not from tensors the implementation could have written to.
+        self.recipes[k] = (secrets.randbits(63), secrets.randbits(63))
         with torch.no_grad():
-            for t in (self.leaves[k], self.ys[k]):
-                flat = t.view(-1)
-                flat.copy_(torch.roll(flat, shift))
-        self.check.roll(k, shift)
+            for t, s in zip((self.leaves[k], self.ys[k]), self.recipes[k]):
+                t.copy_(self._draw(s))
+
+    def _draw(self, seed: int) -> torch.Tensor:
+        rows, vocab = self.leaves[0].shape
+        return logprobs(rows, vocab, self._dtype, self._device, seed)
 
     def _events(self):
         if not self.cuda:

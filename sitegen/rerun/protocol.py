@@ -125,7 +125,7 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
         "minSamples": min_samples,
         "minTimeMs": min_ms,
         "l2Flush": not interpret,
-        "inputs": "fresh-random-rolled",
+        "inputs": "fresh-random-every-call",
         "hostTimedCrossCheck": True,
         "processes": processes,
     }
@@ -178,15 +178,15 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "that same module is the one the gate checks. Each sample is one call between CUDA events, the L2 cache "
         f"zeroed ({FLUSH_BYTES >> 20} MiB) before it and the GPU held by a spin of {LEAD_FACTOR:g}x the host's "
         f"time to issue the call (at most {LEAD_MAX_MS:g} ms) so that the events time the GPU, not the launch; "
-        "inputs from a pool of 2-3 random sets, and after every call, untimed, the used set's student and "
-        "teacher rolled together, as one flat sequence of token·vocab pairs, by a secret random offset, so "
-        "that every row starts at a new place and straddles two earlier rows: no call sees a row an earlier "
-        "one saw, and a cache that recognises the roll must still read X and Y or write all of dX, which the "
-        "floors below charge. Every timed call's loss, and on "
-        f"a random {CHECK_SHARE:.0%} of calls (drawn after the call was issued) a digest of its gradient (a secret "
-        f"random projection onto {DIGEST_DIM} directions; for a forward, the gradient its untimed backward "
-        "completes), is compared afterwards with the float64 reference for those exact inputs (timed_output: "
-        f"loss within rtol, digest within {DIGEST_SLACK:g}x rtol); one wrong output refuses the time. "
+        "inputs from a pool of 2-3 random sets at distinct addresses, and after every call, untimed, the used "
+        "set's student and teacher drawn again from a generator seeded from the operating system's secret "
+        "source at that moment, so no call sees content that any earlier call saw or that anything could know "
+        "before the draw. On "
+        f"a random {CHECK_SHARE:.0%} of calls (drawn after the call was issued) the loss and a digest of the "
+        f"gradient (a secret random projection onto {DIGEST_DIM} directions; for a forward, the gradient its "
+        "untimed backward completes) are compared with the float64 reference for that call's own inputs "
+        f"(timed_output: loss within rtol, digest within {DIGEST_SLACK:g}x rtol); one wrong output refuses the "
+        "time. "
         f"The measurement is repeated in {processes} separate processes, each taking at "
         f"least {min_samples} samples and {math.ceil(per_process_ms(min_ms, processes))} ms of GPU time "
         f"({min_ms:g} ms per case in all), then on until the 95% confidence interval of its median (order "

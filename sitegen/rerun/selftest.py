@@ -14,7 +14,7 @@ import torch
 
 from sitegen.rerun import gpustate, integrity, protocol
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, RollMemo, ShapeSpecial,
+from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, SampledLoss, ShapeSpecial,
                                   SideStream, WrongGradient, bundled_kernel)
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.gate import gate_workload
@@ -23,7 +23,7 @@ from sitegen.rerun.timing import Clock, collect
 
 CHECKS = ("gate", "timed_output", "roofline", "host_timed", "repeated_input", "throttle", "exclusive_gpu")
 ENVIRONMENT = ("throttle", "exclusive_gpu")
-GPU_ONLY = ("side-stream", "roll-memo")
+GPU_ONLY = ("side-stream", "sampled-loss")
 CPU_REPEATED_SPEEDUP = 3.0
 
 
@@ -38,7 +38,7 @@ def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
     }
     if cuda:
         out["side-stream"] = (SideStream(), fp32)
-        out["roll-memo"] = (RollMemo(), fp32)
+        out["sampled-loss"] = (SampledLoss(), bf16)
     return out
 
 

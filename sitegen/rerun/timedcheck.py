@@ -1,16 +1,16 @@
 """The outputs of timed calls themselves, checked untimed against float64 (#18 item 1).
 
-After each timed call, outside its events: the loss is copied, and on a random share of calls
-(CHECK_SHARE, drawn on the host after the call was issued, so the implementation cannot know
-while it runs) the gradient is completed if the pass did not produce it (forward: its
+Every timed call runs on inputs no earlier call saw (passes.PassRunner draws them afresh after
+each call), so its reference is its own. On a random share of calls (CHECK_SHARE, drawn from
+the OS's generator after the call was issued, so the implementation cannot know while it runs)
+the call's loss is kept, its gradient completed if the pass did not produce it (forward: its
 backward, bracketed by events of its own) and digested: d = wᵀ (dX R), a projection onto
 DIGEST_DIM random directions (R: vocab × DIGEST_DIM, w: one weight per row, both standard
-normal, drawn from os.urandom so no implementation can know them). For any error E = dX − G,
-each component of Δd is normal with standard deviation ‖E‖ (over w and R), so
-‖Δd‖ / (√DIGEST_DIM · ‖G‖) estimates the norm-wise relative error the gate bounds by rtol;
-the check allows DIGEST_SLACK × rtol for the draw. The references (loss, G in float32, ‖G‖)
-are computed once per input set: passes.PassRunner's rolls keep the loss and roll G, which
-`shift` follows. Float32 holds G to ~6e-8, far inside every rtol.
+normal, from a secret seed). For any error E = dX − G, each component of Δd is normal with
+standard deviation ‖E‖ (over w and R), so ‖Δd‖ / (√DIGEST_DIM · ‖G‖) estimates the norm-wise
+relative error the gate bounds by rtol; the check allows DIGEST_SLACK × rtol for the draw.
+The reference (loss, G's digest, ‖G‖, in float64) is computed right then, untimed and without
+a synchronisation, before the inputs are drawn again; everything is compared at the end.
 
 A call whose output is wrong fails the run's `timed_output` check: the time is refused.
 """
@@ -18,7 +18,6 @@ A call whose output is wrong fails the run's `timed_output` check: the time is r
 from __future__ import annotations
 
 import math
-import os
 
 import torch
 
@@ -28,25 +27,27 @@ ALWAYS_CHECKED = 2
 _CHUNK_ELEMENTS = 1 << 26
 
 
-def _reference(x: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor, float]:
-    """Loss, the gradient G (float64 arithmetic, kept in float32) and ‖G‖, row chunk by chunk."""
+def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tuple:
+    """Loss, the digest wᵀ(G R) and ‖G‖², all float64 on the device (no host read), row chunk by
+    row chunk."""
     from sitegen.kernels.reference import jsd_reference
 
     from sitegen.rerun.cases import BETA
 
     rows, vocab = x.shape
     step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
-    loss, sq = 0.0, 0.0
-    grad = torch.empty(rows, vocab, dtype=torch.float32, device=x.device)
+    loss = torch.zeros((), dtype=torch.float64, device=x.device)
+    sq = torch.zeros((), dtype=torch.float64, device=x.device)
+    d = torch.zeros(proj.shape[1], dtype=torch.float64, device=x.device)
     for r0 in range(0, rows, step):
         xc = x[r0:r0 + step].detach().to(torch.float64).requires_grad_()
         part = jsd_reference(xc, y[r0:r0 + step], beta=BETA) * (xc.shape[0] / rows)
         (g,) = torch.autograd.grad(part, xc)
-        loss += part.item()
-        sq += float((g * g).sum())
-        grad[r0:r0 + step] = g
+        loss += part.detach()
+        sq += (g * g).sum()
+        d += weights[r0:r0 + step] @ (g @ proj)
         del g, xc
-    return loss, grad, math.sqrt(sq)
+    return loss, d, sq
 
 
 def digest(grad: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -60,72 +61,60 @@ def digest(grad: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tor
 
 
 class TimedCheck:
-    """What one runner's timed calls returned, and the references to judge it by."""
+    """What one runner's checked calls returned, and the references for their own inputs."""
 
     def __init__(self, xs: list[torch.Tensor], ys: list[torch.Tensor], device: str, rtol: float | None):
         import random
+        import secrets
 
-        secret = int.from_bytes(os.urandom(8), "little") >> 1
         # Which calls are checked is drawn from the OS's generator: a forward sees the checked
         # ones (their backward runs), and a Mersenne Twister's past output predicts its next.
         self.rng = random.SystemRandom()
-        gen = torch.Generator(device=device).manual_seed(secret)
+        gen = torch.Generator(device=device).manual_seed(secrets.randbits(63))
         rows, vocab = xs[0].shape
         self.rtol = rtol
         self.proj = torch.randn(vocab, DIGEST_DIM, generator=gen, device=device, dtype=torch.float32)
         self.weights = torch.randn(rows, generator=gen, device=device, dtype=torch.float32)
-        refs = [_reference(x, y) for x, y in zip(xs, ys)]
-        self.ref_loss = [r[0] for r in refs]
-        self.ref_grad = [r[1] for r in refs]
-        self.ref_norm = [r[2] for r in refs]
-        self.shift = [0] * len(xs)
+        self._proj64, self._weights64 = self.proj.double(), self.weights.double()
         self.calls: list[tuple] = []
-        self.checked = 0
+        self.unchecked = 0
 
     def pick(self) -> bool:
-        """Whether the call just issued gets its gradient checked."""
-        return self.checked < ALWAYS_CHECKED or self.rng.random() < CHECK_SHARE
+        """Whether the call just issued gets checked."""
+        return len(self.calls) < ALWAYS_CHECKED or self.rng.random() < CHECK_SHARE
 
-    def record_loss(self, k: int, out) -> None:
-        self.calls.append((k, _loss_copy(out), None, None, None, None))
+    def record_loss(self) -> None:
+        self.unchecked += 1
 
-    def record(self, k: int, out, grad, pass_events, other_events) -> None:
-        self.checked += 1
+    def record(self, loss: torch.Tensor, grad, pass_events, other_events, *, redraw) -> None:
+        """A checked call: its loss (as returned, copied) and gradient digest; redraw() gives
+        its inputs again, for the reference, computed at verify() outside the timed loop."""
         got = digest(grad, self.proj, self.weights) if grad is not None else None
-        ref = self.ref_grad[k]
-        rolled = torch.roll(ref.view(-1), self.shift[k]).view(ref.shape) if self.shift[k] else ref
-        want = digest(rolled, self.proj, self.weights)
-        self.calls.append((k, _loss_copy(out), got, want, pass_events, other_events))
-
-    def roll(self, k: int, shift: int) -> None:
-        """The set's inputs were rolled by `shift` elements (flat); its gradient rolls with them."""
-        self.shift[k] = (self.shift[k] + shift) % self.ref_grad[k].numel()
+        self.calls.append((loss, got, redraw, pass_events, other_events))
 
     def verify(self) -> dict:
-        """Every kept loss and digest against its reference (one synchronisation)."""
+        """Every checked call's loss and digest against its reference (one synchronisation)."""
         rtol = self.rtol if self.rtol is not None else float("inf")
         loss_bad = grad_bad = 0
         worst_loss = worst_grad = 0.0
         full_ns = []
-        for k, loss, got, want, ev, other in self.calls:
-            ref = self.ref_loss[k]
-            value = float(loss)
+        for loss, got, redraw, ev, other in self.calls:
+            ref_loss, want, sq = _reference(*redraw(), self._proj64, self._weights64)
+            ref, value = float(ref_loss), float(loss)
             err = abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
             worst_loss = max(worst_loss, err)
             loss_bad += not err <= rtol
-            if want is None:
-                continue
             if got is None:
                 err = math.inf
             else:
                 delta = float(torch.linalg.vector_norm(got.double() - want))
-                err = delta / (math.sqrt(DIGEST_DIM) * max(self.ref_norm[k], 1e-300)) if delta == delta else math.inf
+                err = delta / (math.sqrt(DIGEST_DIM) * max(math.sqrt(float(sq)), 1e-300)) if delta == delta else math.inf
             worst_grad = max(worst_grad, err)
             grad_bad += not err <= DIGEST_SLACK * rtol
             if ev is not None and other is not None:
                 full_ns.append(int(round((ev[0].elapsed_time(ev[1]) + other[0].elapsed_time(other[1])) * 1e6)))
         cap = 1e300
-        return {"calls": len(self.calls), "checkedGradients": sum(c[3] is not None for c in self.calls),
+        return {"calls": len(self.calls) + self.unchecked, "checkedGradients": len(self.calls),
                 "lossFailures": loss_bad, "gradientFailures": grad_bad,
                 "worstLossRelError": min(worst_loss, cap), "worstGradientRelError": min(worst_grad, cap),
                 "fullPassNs": full_ns}

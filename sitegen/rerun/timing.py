@@ -6,7 +6,7 @@ Sampling goes on until the 95% confidence interval of the median is within PRECI
 spirit of nvbench's stdrel criterion; which one ended it is returned.
 
 Every timed call is followed, untimed, by runner.after(): its output is kept for the
-timed_output check and its inputs are rolled (passes, timedcheck). The call before it is
+timed_output check and its inputs are drawn again (passes, timedcheck). The call before it is
 preceded by a device-side spin (torch.cuda._sleep) about as long as the host takes to issue
 the call, so that the start event fires only once the call is queued: event time is then
 GPU time, not the host's launch latency (see kernels/NOTES.md: the noisy backward).

@@ -4,7 +4,7 @@
 
 For every mutant below: apply one edit to the harness in place, run the tests that guard it, and
 restore the file. A mutant is killed when at least one test fails. The first seven are the issue's
-own list; the rest break the checks and input rolls added since. Prints one line per mutant and exits 1 if any
+own list; the rest break the checks and fresh inputs added since. Prints one line per mutant and exits 1 if any
 survives. The working tree must be clean in the files it edits (it refuses otherwise), and each
 file is restored even on Ctrl-C.
 """
@@ -45,12 +45,11 @@ MUTANTS = [
     ("timed gradient digests ignored", "sitegen/rerun/timedcheck.py",
      "grad_bad += not err <= DIGEST_SLACK * rtol", "grad_bad += 0", RERUN_TESTS),
     ("timed losses ignored", "sitegen/rerun/timedcheck.py", "loss_bad += not err <= rtol", "loss_bad += 0", RERUN_TESTS),
-    ("inputs never rolled", "sitegen/rerun/passes.py",
-     "        if n < 2:\n            return\n", "        if True:\n            return\n", RERUN_TESTS),
-    ("the reference gradient never rolls", "sitegen/rerun/timedcheck.py",
-     "self.shift[k] = (self.shift[k] + shift) % self.ref_grad[k].numel()", "self.shift[k] = self.shift[k]", RERUN_TESTS),
-    ("row starts may repeat", "sitegen/rerun/passes.py", "        while vocab > 1 and start in used:",
-     "        while False:", RERUN_TESTS),
+    ("inputs never drawn again", "sitegen/rerun/passes.py",
+     "    def perturb(self, k: int) -> None:\n", "    def perturb(self, k: int) -> None:\n        return\n", RERUN_TESTS),
+    ("references from the next draw", "sitegen/rerun/passes.py",
+     "            sx, sy = self.recipes[k]\n", "            self.perturb(k)\n            sx, sy = self.recipes[k]\n",
+     RERUN_TESTS),
     ("repeated_input never flags", "sitegen/rerun/integrity.py",
      '"passed": speedup <= REPEATED_MAX_SPEEDUP', '"passed": True', RERUN_TESTS),
     ("throttle never flags", "sitegen/rerun/integrity.py",

@@ -55,8 +55,8 @@ def test_inputs_are_log_probabilities_never_zeros():
 
 
 @pytest.mark.parametrize("rows, vocab", [(4, 2), (1, 3), (2, 1), (1, 1)])
-def test_rolls_go_on_past_every_row_start_at_tiny_shapes(rows, vocab):
-    """Once every row start has been used the set starts over, and the timed checks still hold."""
+def test_fresh_draws_hold_at_tiny_shapes(rows, vocab):
+    """Every call's own reference, at shapes down to one element."""
     from sitegen.rerun import protocol
 
     runner = PassRunner(TorchReference(), rows, vocab, "fp32", DEVICE, "full", seed=6, pool=1,
