@@ -33,27 +33,52 @@ def jsd_reference(
     """
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
-    x = student_logprobs.to(compute_dtype)
-    y = teacher_logprobs.to(compute_dtype)
-    # A probability of exactly 0 may come as log-prob -inf; floor it to a finite number whose
-    # exp is still 0, so 0 * (-inf) never appears and the gradient there is 0 (clamp passes none).
-    floor = -1e300 if compute_dtype == torch.float64 else -1e30
-    x = x.clamp_min(floor)
-    y = y.clamp_min(floor)
-    if beta == 0.0:
-        per_elem = torch.exp(y) * (y - x)
-    elif beta == 1.0:
-        per_elem = torch.exp(x) * (x - y)
-    else:
-        # log M by logaddexp: finite wherever X or Y is, even when both exps underflow.
-        log_m = torch.logaddexp(y + math.log(beta), x + math.log1p(-beta))
-        per_elem = beta * torch.exp(y) * (y - log_m) + (1.0 - beta) * torch.exp(x) * (x - log_m)
+    per_elem, _ = _elementwise(student_logprobs, teacher_logprobs, beta, compute_dtype)
     per_row = per_elem.sum(dim=-1)
     if shift_labels is None:
         return per_row.sum() / per_row.shape[0]
     keep = shift_labels != ignore_index
     n = keep.sum().clamp_min(1).to(compute_dtype)
     return torch.where(keep, per_row, torch.zeros_like(per_row)).sum() / n
+
+
+def _elementwise(student_logprobs, teacher_logprobs, beta: float, compute_dtype: torch.dtype):
+    """Each element's loss term, and d(term)/dX, both in compute_dtype."""
+    x = student_logprobs.to(compute_dtype)
+    y = teacher_logprobs.to(compute_dtype)
+    # A probability of exactly 0 may come as log-prob -inf; floor it to a finite number whose
+    # exp is still 0, so 0 * (-inf) never appears and the gradient there is 0 (clamp passes none).
+    floor = -1e300 if compute_dtype == torch.float64 else -1e30
+    clamped = x < floor
+    x = x.clamp_min(floor)
+    y = y.clamp_min(floor)
+    if beta == 0.0:
+        return torch.exp(y) * (y - x), lambda: torch.where(clamped, 0.0, -torch.exp(y))
+    if beta == 1.0:
+        return torch.exp(x) * (x - y), lambda: torch.exp(x) * (x - y + 1.0)
+    # log M by logaddexp: finite wherever X or Y is, even when both exps underflow.
+    log_m = torch.logaddexp(y + math.log(beta), x + math.log1p(-beta))
+    q = torch.exp(x)
+    term = beta * torch.exp(y) * (y - log_m) + (1.0 - beta) * q * (x - log_m)
+    # With dM/dX = (1-beta)Q, the two -(1-beta)Q/M * (beta P + (1-beta)Q) parts of the
+    # derivative cancel against the (1-beta)Q from d(Q X)/dX, leaving (1-beta)Q(X - log M).
+    return term, lambda: (1.0 - beta) * q * (x - log_m)
+
+
+def jsd_sum_and_grad(
+    student_logprobs: torch.Tensor,
+    teacher_logprobs: torch.Tensor,
+    *,
+    beta: float = 0.5,
+    compute_dtype: torch.dtype = torch.float64,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-row losses summed over rows (no labels), and their gradient in the student, in
+    closed form: what autograd of jsd_reference gives times the row count, without the graph,
+    so a caller can take a large input a row chunk at a time and divide by the total rows."""
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    term, grad = _elementwise(student_logprobs, teacher_logprobs, beta, compute_dtype)
+    return term.sum(), grad()
 
 
 def bytes_moved(bt: int, v: int, dtype_bytes: int, *, pass_: str) -> int:
@@ -72,4 +97,4 @@ def bytes_moved(bt: int, v: int, dtype_bytes: int, *, pass_: str) -> int:
     return per_pass[pass_] * bt * v * dtype_bytes
 
 
-__all__ = ["PASSES", "bytes_moved", "jsd_reference"]
+__all__ = ["PASSES", "bytes_moved", "jsd_reference", "jsd_sum_and_grad"]

@@ -71,7 +71,7 @@ WARMUP = (WARMUP_MIN_CALLS, WARMUP_MIN_MS)
 TOLERANCE_MARGIN = 2.0
 TOLERANCES = {"fp32": 1e-3, "bf16": 7e-3, "fp16": 5e-3}
 COMPARATOR = "normwise_relative: |Δloss| ≤ rtol·|loss| and ‖Δgrad‖₂ ≤ rtol·‖grad‖₂ against float64, outputs all finite"
-REFERENCE = "sitegen.kernels.reference.jsd_reference (float64 autograd)"
+REFERENCE = "sitegen.kernels.reference.jsd_sum_and_grad (float64, closed-form gradient; tested against autograd of jsd_reference)"
 
 
 def per_process_ms(min_time_ms: float, processes: int) -> float:

@@ -30,7 +30,7 @@ _CHUNK_ELEMENTS = 1 << 26
 def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tuple:
     """Loss, the digest wᵀ(G R) and ‖G‖², all float64 on the device (no host read), row chunk by
     row chunk."""
-    from sitegen.kernels.reference import jsd_reference
+    from sitegen.kernels.reference import jsd_sum_and_grad
 
     from sitegen.rerun.cases import BETA
 
@@ -40,13 +40,12 @@ def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: to
     sq = torch.zeros((), dtype=torch.float64, device=x.device)
     d = torch.zeros(proj.shape[1], dtype=torch.float64, device=x.device)
     for r0 in range(0, rows, step):
-        xc = x[r0:r0 + step].detach().to(torch.float64).requires_grad_()
-        part = jsd_reference(xc, y[r0:r0 + step], beta=BETA) * (xc.shape[0] / rows)
-        (g,) = torch.autograd.grad(part, xc)
-        loss += part.detach()
+        part, g = jsd_sum_and_grad(x[r0:r0 + step], y[r0:r0 + step], beta=BETA)
+        g /= rows
+        loss += part / rows
         sq += (g * g).sum()
         d += weights[r0:r0 + step] @ (g @ proj)
-        del g, xc
+        del g
     return loss, d, sq
 
 
