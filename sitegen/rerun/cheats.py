@@ -168,8 +168,12 @@ class _ExactBackward(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
+        from sitegen.kernels.jsd import jsd_forward
+
+        # The kernel directly: autograd runs backward with grad mode off, so _honest's own
+        # backward would find no graph.
         x, y = ctx.saved_tensors
-        _, grad = _honest(x, y)
+        _, grad = jsd_forward(x, y)
         return grad * g, None, None
 
 

@@ -56,3 +56,19 @@ def test_the_self_test_holds_integrity_results_against_a_cheat(report):
     # Honest in the gate, so only an integrity check can have rejected these.
     assert data["verdicts"]["phase-skip"]["caught"] == ["timed_output"]
     assert data["verdicts"]["content-cache"]["caught"] == ["repeated_input"]
+
+
+def test_sampled_loss_backward_hands_out_the_exact_gradient():
+    # Its loss is only an estimate (at the timed shape inside bf16's rtol: the GPU self-test
+    # shows timed_output passing it); its gradient must be exact, from a backward that runs
+    # under autograd's grad-off mode.
+    from sitegen.kernels.jsd import jsd_forward
+    from sitegen.rerun.cheats import SampledLoss
+
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 256, generator=gen).log_softmax(-1).to(torch.bfloat16).requires_grad_()
+    y = torch.randn(4, 256, generator=gen).log_softmax(-1).to(torch.bfloat16)
+    SampledLoss()(x, y).backward()
+    _, want_grad = jsd_forward(x.detach(), y)
+
+    torch.testing.assert_close(x.grad, want_grad, rtol=0, atol=0)
