@@ -65,9 +65,10 @@ def test_sampled_loss_backward_hands_out_the_exact_gradient():
     from sitegen.kernels.jsd import jsd_forward
     from sitegen.rerun.cheats import SampledLoss
 
-    gen = torch.Generator().manual_seed(5)
-    x = torch.randn(4, 256, generator=gen).log_softmax(-1).to(torch.bfloat16).requires_grad_()
-    y = torch.randn(4, 256, generator=gen).log_softmax(-1).to(torch.bfloat16)
+    device = "cuda" if CUDA else "cpu"
+    gen = torch.Generator(device=device).manual_seed(5)
+    x = torch.randn(4, 256, generator=gen, device=device).log_softmax(-1).to(torch.bfloat16).requires_grad_()
+    y = torch.randn(4, 256, generator=gen, device=device).log_softmax(-1).to(torch.bfloat16)
     SampledLoss()(x, y).backward()
     _, want_grad = jsd_forward(x.detach(), y)
 
