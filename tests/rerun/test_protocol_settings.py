@@ -39,3 +39,24 @@ def test_liger_s_do_bench_protocol_runs_in_one_process_and_the_interpreter_keeps
     controlled = json.loads(next((RECORDS / "protocols").glob("sitegen-rerun-controlled-*.json")).read_text())
     dry = protocol.settings(controlled, interpret=True)
     assert dry["minSamples"] == protocol.INTERPRET_MIN_SAMPLES and dry["warmup"] == list(protocol.INTERPRET_WARMUP)
+
+
+def test_every_committed_h200_rerun_was_measured_under_the_current_protocol():
+    # A change to the protocol's text or numbers must come with a re-measure (#18 item 8): the
+    # harness as it stands must write the very protocol the committed reruns cite.
+    from sitegen.digest import document_digest
+
+    cited = set()
+    for path in sorted((RECORDS / "runs").rglob("rerun-*.json")):
+        if "nvidia-h200" in path.name:
+            cited.add(json.loads(path.read_text(encoding="utf-8"))["spec"]["protocolDigest"])
+    own = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((RECORDS / "protocols").glob("sitegen-rerun-controlled-*.json"))]
+    assert len(own) == 1, "one controlled protocol, the current one, is committed"
+    harness = own[0]["spec"]["harness"]
+    current = protocol.protocol_document(version=harness.get("version"), commit=harness.get("commit"),
+                                         repository=harness.get("repository"), interpret=False)
+    assert document_digest(current) == document_digest(own[0])
+    assert document_digest(own[0]) in cited
+    liger = {document_digest(json.loads(p.read_text(encoding="utf-8"))) for p in (RECORDS / "protocols").glob("liger-*.json")}
+    # The rest cite Liger's own protocol (--like reruns of its records).
+    assert cited <= {document_digest(own[0])} | liger
