@@ -19,6 +19,7 @@ import torch
 from sitegen.rerun.cases import BETA, Workload, odd_shape
 from sitegen.rerun.passes import logprobs
 from sitegen.rerun.protocol import SEEDS, SMALL_ROWS
+from sitegen.rerun.timedcheck import foreign, modes
 
 # Reference rows are done in chunks of about this many elements (float64: 512 MiB a tensor).
 _CHUNK_ELEMENTS = 1 << 26
@@ -71,6 +72,7 @@ def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: t
     """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
     _poison(x.numel() * x.element_size(), device)
     leaf = x.detach().clone().requires_grad_()
+    active = modes()
     try:
         if clock is not None:
             clock.lead()
@@ -81,10 +83,15 @@ def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: t
         loss = module(leaf, y)
         if events:
             events[1].record()
+        # Before anything reads it: a subclass's methods would run the implementation's code.
+        if why := foreign(loss, active):
+            return {"error": why, "passed": False}
         loss.backward()
     except Exception as exc:  # an implementation that raises fails the gate; it is reported
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
     grad = leaf.grad
+    if why := foreign(grad, active):
+        return {"error": why, "passed": False}
     got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
     written = grad is not None and bool(torch.isfinite(grad).all()) and got == got
     # Unwritten (NaN) elements are read as 0 so the errors stay finite numbers.

@@ -20,7 +20,7 @@ import secrets
 import torch
 
 from sitegen.rerun.implementations import DTYPES
-from sitegen.rerun.timedcheck import TimedCheck, _loss_copy
+from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -69,6 +69,7 @@ class PassRunner:
         self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
         self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
         self._dtype, self._device = dtype, device
+        self._modes = modes()
 
     def __len__(self) -> int:
         return len(self.xs)
@@ -105,6 +106,11 @@ class PassRunner:
         if self.check is None:
             return
         k = i % len(self.leaves)
+        # On every call, before anything reads the output: a subclass's methods or an active
+        # mode would run the implementation's code inside the untimed reads below.
+        if out is not None and (foreign(out, self._modes) or foreign(self.leaves[k].grad, self._modes)):
+            self.check.record_foreign()
+            check = out = None
         if check and out is not None:
             # The loss as the call returned it, before anything else runs (a backward could
             # otherwise write into it).
@@ -120,8 +126,11 @@ class PassRunner:
             elif self.timed_pass == "backward":
                 other = self.fwd_events[k]
             sx, sy = self.recipes[k]
-            self.check.record(loss, self.leaves[k].grad, pass_events, other,
-                              redraw=lambda: (self._draw(sx), self._draw(sy)))
+            if foreign(self.leaves[k].grad, self._modes):
+                self.check.record_foreign()
+            else:
+                self.check.record(loss, self.leaves[k].grad, pass_events, other,
+                                  redraw=lambda: (self._draw(sx), self._draw(sy)))
         elif out is not None:
             self.check.record_loss()
         self.fwd_events[k] = None

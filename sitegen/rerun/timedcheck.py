@@ -4,15 +4,19 @@ Every timed call runs on inputs no earlier call saw (passes.PassRunner draws the
 each call), so its reference is its own. On a random share of calls (CHECK_SHARE, drawn from
 the OS's generator after the call was issued, so the implementation cannot know while it runs)
 the call's loss is kept, its gradient completed if the pass did not produce it (forward: its
-backward, bracketed by events of its own) and digested: d = wᵀ (dX R), a projection onto
-DIGEST_DIM random directions (R: vocab × DIGEST_DIM, w: one weight per row, both standard
-normal, from a secret seed). For any error E = dX − G, each component of Δd is normal with
-standard deviation ‖E‖ (over w and R), so ‖Δd‖ / (√DIGEST_DIM · ‖G‖) estimates the norm-wise
-relative error the gate bounds by rtol; the check allows DIGEST_SLACK × rtol for the draw.
-The reference (loss, G's digest, ‖G‖, in float64) is computed right then, untimed and without
-a synchronisation, before the inputs are drawn again; everything is compared at the end.
+backward, bracketed by events of its own) and digested: d_k = Σ_r W_rk (dX R)_rk, a
+projection onto DIGEST_DIM random directions (R: vocab × DIGEST_DIM, W: rows × DIGEST_DIM, both
+standard normal, from a secret seed). For any error E = dX − G, Δd_k = Σ_r Σ_v W_rk E_rv R_vk has
+mean 0 and variance ‖E‖² over W and R, independently for each k (a column of W and of R each),
+so ‖Δd‖ / (√DIGEST_DIM · ‖G‖) estimates the norm-wise relative error the gate bounds by rtol;
+the check allows DIGEST_SLACK × rtol for the draw. One weight per row shared by every k would
+leave an error alike in every row scaled by one draw for the whole case. The reference (loss,
+G's digest, ‖G‖, in float64) is computed at verify(), from the call's inputs drawn again from
+their seeds.
 
-A call whose output is wrong fails the run's `timed_output` check: the time is refused.
+A call whose output is wrong fails the run's `timed_output` check: the time is refused. So does
+one that hands back a torch.Tensor subclass (its methods would run the implementation's code
+inside the harness's untimed reads) or leaves a torch function or dispatch mode active.
 """
 
 from __future__ import annotations
@@ -44,19 +48,34 @@ def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: to
         g /= rows
         loss += part / rows
         sq += (g * g).sum()
-        d += weights[r0:r0 + step] @ (g @ proj)
+        d += (weights[r0:r0 + step] * (g @ proj)).sum(dim=0)
         del g
     return loss, d, sq
 
 
 def digest(grad: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """wᵀ (grad R) in float32, a row chunk at a time (no full float32 copy of a bf16 dX)."""
+    """Σ_r W_rk (grad R)_rk in float64 (no TF32 whatever the process set), a row chunk at a
+    time (no full copy of dX)."""
     rows, vocab = grad.shape
     step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
-    out = torch.zeros(proj.shape[1], dtype=torch.float32, device=grad.device)
+    out = torch.zeros(proj.shape[1], dtype=torch.float64, device=grad.device)
     for r0 in range(0, rows, step):
-        out += weights[r0:r0 + step] @ (grad[r0:r0 + step].float() @ proj)
+        out += (weights[r0:r0 + step] * (grad[r0:r0 + step].double() @ proj)).sum(dim=0)
     return out
+
+
+def modes() -> tuple[int, int]:
+    """How many torch function and dispatch modes are active."""
+    return torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+
+
+def foreign(value, active_modes: tuple[int, int]) -> str | None:
+    """Why an implementation's output cannot be read as plain data, or None."""
+    if value is not None and type(value) is not torch.Tensor:
+        return f"returned a {type(value).__name__}, not a plain torch.Tensor"
+    if modes() != active_modes:
+        return "left a torch function or dispatch mode active"
+    return None
 
 
 class TimedCheck:
@@ -72,9 +91,8 @@ class TimedCheck:
         gen = torch.Generator(device=device).manual_seed(secrets.randbits(63))
         rows, vocab = xs[0].shape
         self.rtol = rtol
-        self.proj = torch.randn(vocab, DIGEST_DIM, generator=gen, device=device, dtype=torch.float32)
-        self.weights = torch.randn(rows, generator=gen, device=device, dtype=torch.float32)
-        self._proj64, self._weights64 = self.proj.double(), self.weights.double()
+        self.proj = torch.randn(vocab, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
+        self.weights = torch.randn(rows, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
         self.calls: list[tuple] = []
         self.unchecked = 0
 
@@ -91,6 +109,10 @@ class TimedCheck:
         got = digest(grad, self.proj, self.weights) if grad is not None else None
         self.calls.append((loss, got, redraw, pass_events, other_events))
 
+    def record_foreign(self) -> None:
+        """A call whose output could not be read as plain data: wrong, never read."""
+        self.calls.append((None, None, None, None, None))
+
     def verify(self) -> dict:
         """Every checked call's loss and digest against its reference (one synchronisation)."""
         rtol = self.rtol if self.rtol is not None else float("inf")
@@ -98,7 +120,10 @@ class TimedCheck:
         worst_loss = worst_grad = 0.0
         full_ns = []
         for loss, got, redraw, ev, other in self.calls:
-            ref_loss, want, sq = _reference(*redraw(), self._proj64, self._weights64)
+            if redraw is None:
+                loss_bad, grad_bad, worst_loss, worst_grad = loss_bad + 1, grad_bad + 1, math.inf, math.inf
+                continue
+            ref_loss, want, sq = _reference(*redraw(), self.proj, self.weights)
             ref, value = float(ref_loss), float(loss)
             err = abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
             worst_loss = max(worst_loss, err)
@@ -106,7 +131,7 @@ class TimedCheck:
             if got is None:
                 err = math.inf
             else:
-                delta = float(torch.linalg.vector_norm(got.double() - want))
+                delta = float(torch.linalg.vector_norm(got - want))
                 err = delta / (math.sqrt(DIGEST_DIM) * max(math.sqrt(float(sq)), 1e-300)) if delta == delta else math.inf
             worst_grad = max(worst_grad, err)
             grad_bad += not err <= DIGEST_SLACK * rtol

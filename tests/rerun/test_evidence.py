@@ -129,6 +129,56 @@ class LossFromBackward(torch.nn.Module):
         return _LossLater.apply(x, y)
 
 
+class _Lazy(torch.Tensor):
+    """Runs `pending` the first time anything reads it: after the timed region."""
+
+    pending = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if _Lazy.pending is not None:
+            fill, _Lazy.pending = _Lazy.pending, None
+            fill()
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class _Buffers(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, loss, grad):
+        ctx.grad = grad
+        return loss
+
+    @staticmethod
+    def backward(ctx, g):
+        return ctx.grad * g, None, None
+
+
+class LazyOutputs(torch.nn.Module):
+    """Does nothing while timed: hands back a loss of a Tensor subclass whose first read, by
+    whoever reads it, computes the right loss and gradient into the buffers it returned."""
+
+    def forward(self, x, y):
+        loss, grad = torch.zeros((), dtype=x.dtype, device=x.device), torch.zeros_like(x)
+
+        def fill():
+            with torch._C.DisableTorchFunctionSubclass():
+                right_loss, right_grad = _honest(x, y)
+                # .data: around autograd's version counter, as a cheat would.
+                loss.data.copy_(right_loss)
+                grad.data.copy_(right_grad)
+
+        _Lazy.pending = fill
+        return _Buffers.apply(x, loss, grad).as_subclass(_Lazy)
+
+
+def test_an_output_that_computes_itself_when_read_is_refused_unread():
+    gated = _gate(LazyOutputs())
+    assert gated["status"] == "failed" and "not a plain torch.Tensor" in gated["notes"]
+    check = _timed(LazyOutputs())["timedCheck"]
+    assert check["lossFailures"] == check["gradientFailures"] == check["checkedGradients"] == check["calls"], check
+    assert not integrity.timed_output(check, 1e-3)["passed"]
+
+
 def test_references_come_from_the_inputs_as_drawn_not_as_the_call_left_them():
     check = _timed(OverwritesInputs())["timedCheck"]
     assert check["lossFailures"] == check["checkedGradients"] >= 2, check
