@@ -9,15 +9,13 @@ is also loaded in Chromium with a dialog listener.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shutil
-import threading
 import tomllib
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import headless
 import html5lib
 from click.testing import CliRunner
 
@@ -25,7 +23,6 @@ from sitegen.cli import main
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"
-CHROMIUM = "/usr/bin/chromium"
 
 PAYLOADS = [
     '<x-pwn data-f="{id}"></x-pwn>',
@@ -138,44 +135,26 @@ def build_and_scan(tmp: Path, template: str) -> tuple[list[str], set[int], int, 
     return fields, leaked, pages, broken, site
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 def browser_sample(sites: list[Path], per_site: int = 3) -> tuple[int, list[str]]:
     """Load ``per_site`` pages of each site in Chromium: (pages loaded, failures).
 
     A failure is any JavaScript dialog (alert, confirm, prompt) or an <x-pwn> element in
     the live DOM after the page's own scripts ran.
     """
-    from playwright.sync_api import sync_playwright
-
     loaded, failures = 0, []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless=new", "--no-sandbox", "--disable-gpu"])
-        try:
-            for site in sites:
-                server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-                threading.Thread(target=server.serve_forever, daemon=True).start()
-                base = f"http://127.0.0.1:{server.server_address[1]}/"
-                runs = sorted(p.relative_to(site).as_posix() for p in site.glob("runs/*/index.html"))
-                targets = (["index.html"] + runs)[:per_site]
-                try:
-                    for target in targets:
-                        page = browser.new_page()
-                        dialogs: list[str] = []
-                        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-                        page.goto(base + target)
-                        page.wait_for_load_state("load")
-                        page.mouse.move(10, 10)
-                        if dialogs or page.locator("x-pwn").count():
-                            failures.append(f"{site}/{target}: dialogs {dialogs}")
-                        loaded += 1
-                        page.close()
-                finally:
-                    server.shutdown()
-                    server.server_close()
-        finally:
-            browser.close()
+    with headless.chromium() as browser:
+        for site in sites:
+            runs = sorted(p.relative_to(site).as_posix() for p in site.glob("runs/*/index.html"))
+            with headless.served(site) as base:
+                for target in (["index.html"] + runs)[:per_site]:
+                    page = browser.new_page()
+                    dialogs: list[str] = []
+                    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+                    page.goto(base + target)
+                    page.wait_for_load_state("load")
+                    page.mouse.move(10, 10)
+                    if dialogs or page.locator("x-pwn").count():
+                        failures.append(f"{site}/{target}: dialogs {dialogs}")
+                    loaded += 1
+                    page.close()
     return loaded, failures
