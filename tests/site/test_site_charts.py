@@ -10,7 +10,6 @@ import pytest
 
 from sitecheck import catalog_runs
 from sitegen.site import charts
-from sitegen.site.chart_views import median_interval
 
 SVG = "{http://www.w3.org/2000/svg}"
 SAMPLED_RUN = "sitegen-h200-tokens2048-2026-08-20"
@@ -79,12 +78,12 @@ def test_empty_chart_is_refused():
         charts.line_chart(title="t", desc="d", series=[], x=charts.Axis("x"), y=charts.Axis("y"))
 
 
-def test_median_interval_by_order_statistics():
-    assert median_interval([1, 2, 3, 4, 5]) is None
-    values = list(range(100))
-    low, high = median_interval(values)
-    # n = 100: ranks 50 ∓ 9.8 → 40 and 60, the textbook distribution-free interval.
-    assert (low, high) == (40, 60)
+def test_the_samples_chart_marks_the_interval_the_page_states(site):
+    html = (site / "runs" / SAMPLED_RUN / "index.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    stated = re.search(r"median 95% interval (\S+)–(\S+) µs \(2,000 bootstrap", text)
+    drawn = re.search(r"95% interval of the median (\S+)–(\S+) µs", text)
+    assert stated and drawn and stated.groups() == drawn.groups(), (stated, drawn)
 
 
 def test_history_chart_on_records_measured_twice(site):
