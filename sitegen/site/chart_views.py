@@ -202,9 +202,12 @@ def samples_chart(facts: RunFacts) -> ChartView | None:
     shown = [v / scale for v in ordered if v <= cut]
     tail = n - len(shown)
     caption = f"Distribution of the {n:,} raw samples"
-    desc = f"Histogram of {n:,} latency samples in {unit}, median {units.significant(median / scale)} {unit}"
+    # The median and its interval to the digits that tell the interval's ends apart.
+    digits = units.distinct_digits(interval[0] / scale, interval[1] / scale) if interval else 3
+    desc = f"Histogram of {n:,} latency samples in {unit}, median {units.significant(median / scale, digits)} {unit}"
     if interval:
-        desc += f", 95% interval of the median {units.significant(interval[0] / scale)}–{units.significant(interval[1] / scale)} {unit}"
+        desc += (f", 95% interval of the median {units.significant(interval[0] / scale, digits)}–"
+                 f"{units.significant(interval[1] / scale, digits)} {unit}")
     if tail:
         desc += f"; {tail:,} samples above {units.significant(cut / scale)} {unit} (the slowest 1%) are not drawn"
     svg = charts.histogram(
@@ -213,10 +216,10 @@ def samples_chart(facts: RunFacts) -> ChartView | None:
         x=charts.Axis(f"latency ({unit})", format=_tick),
     )
     rows = [["min", units.significant(ordered[0] / scale)],
-            ["median", units.significant(median / scale)]]
+            ["median", units.significant(median / scale, digits)]]
     if interval:
-        rows += [["median 95% interval, low", units.significant(interval[0] / scale)],
-                 ["median 95% interval, high", units.significant(interval[1] / scale)]]
+        rows += [["median 95% interval, low", units.significant(interval[0] / scale, digits)],
+                 ["median 95% interval, high", units.significant(interval[1] / scale, digits)]]
     if tail:
         rows.append(["p99 (drawn up to)", units.significant(cut / scale)])
     rows.append(["max", units.significant(ordered[-1] / scale)])

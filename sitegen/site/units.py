@@ -47,10 +47,20 @@ def show(value: float, unit: str) -> str:
 
 
 def spread(low: float, high: float, unit: str) -> str:
-    """A range in one unit, chosen by the larger end: ``9.08–9.15 ms``."""
-    number, shown_unit = quantity(high, unit)
+    """A range in one unit, chosen by the larger end: ``9.08–9.15 ms``; with more digits (up
+    to 6) where 3 would print two different ends alike (``3.115–3.124 ms``, not ``3.12–3.12``)."""
+    _, shown_unit = quantity(high, unit)
     scale = dict(_DURATIONS).get(shown_unit, 1.0) if unit == "ns" else 1.0
-    return f"{significant(low / scale)}–{number} {shown_unit}"
+    digits = distinct_digits(low / scale, high / scale)
+    return f"{significant(low / scale, digits)}–{significant(high / scale, digits)} {shown_unit}"
+
+
+def distinct_digits(low: float, high: float) -> int:
+    """Significant digits, 3 to 6, that print two different numbers differently."""
+    digits = 3
+    while digits < 6 and low != high and significant(low, digits) == significant(high, digits):
+        digits += 1
+    return digits
 
 
 def raw_number(value: float) -> str:

@@ -24,6 +24,9 @@ def test_seed_values():
     assert units.show(768.0029296875, "MB") == "768 MB"
     assert units.show(40960.05, "MB") == "40,960 MB"
     assert units.spread(9080000, 9150000, "ns") == "9.08–9.15 ms"
+    # Two ends that 3 digits would print alike get the digits that tell them apart.
+    assert units.spread(3115400, 3124100, "ns") == "3.115–3.124 ms"
+    assert units.spread(3120000, 3120000, "ns") == "3.12–3.12 ms"
     assert units.ratio(9.11, 4.97) == "1.83×"
     assert units.percent(0.05) == "5%" and units.percent(-0.0123) == "1.2%"
     assert units.raw_number(9.110560417175293) == "9.11056"
