@@ -99,7 +99,8 @@ def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) ->
     return problems
 
 
-def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False) -> Registry:
+def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False,
+                  known: dict[str, str] | None = None) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
     ``require_lock`` makes a folder without digests.lock an error: verify and build promise
@@ -109,6 +110,10 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
     ``cached``: documents are sitegen.digestcache Summaries (kind, name, digest,
     references), taken from the digest cache where a file's bytes are unchanged; enough
     for lock and verify, never for a build.
+
+    ``known``: each file's sha256 (relative path → hex, as sitegen.site.fingerprint reads
+    them); documents are taken from sitegen.documentcache where a file's bytes are
+    unchanged since it was last loaded. Every check below still runs on all of them.
     """
     if root.is_dir():
         recover(root)
@@ -119,6 +124,10 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
         from sitegen.digestcache import load_summaries
 
         records, problems = load_summaries(root, REFERENCES)
+    elif known is not None and root.is_dir():
+        from sitegen.documentcache import load_cached
+
+        records, problems = load_cached(root, known)
     else:
         records, problems = load_paths([root])
     registry, more = index(records)

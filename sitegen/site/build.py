@@ -106,13 +106,14 @@ def _long_lived_heap():
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
-               jobs: int | None = None) -> BuildResult:
+               jobs: int | None = None, full: bool = False) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
     processes render the record pages (default: one per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
-    file it wrote, it is left as it is.
+    file it wrote, it is left as it is. Documents of files whose bytes were loaded before
+    come from sitegen.documentcache, unless ``full``.
     """
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
@@ -132,7 +133,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         return BuildResult(out, previous.runs, previous.files, fresh=False)
     with _long_lived_heap() as settle:
         progress.stage("loading and checking records")
-        registry = open_registry(records, require_lock=not unlocked)
+        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files)
         config = load_config(records)
         if base_url:
             config = with_base_url(config, base_url)
