@@ -33,6 +33,7 @@ from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_runs
 from sitegen.site.search import index_site
@@ -143,15 +144,17 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
-        keys = group_keys(index, records, inputs)
+        keys, site_key = group_keys(index, records, inputs)
         # The per-file digests (a line per registry file) are not needed past this point.
         digest, inputs = inputs.digest, None
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys)
+        memo = RenderMemo(site_key, writer.previous_page_keys)
+        writer.page_keys = memo.keys
         try:
             todo = link_unchanged_runs(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, content, progress),
+                lambda: _write_other_pages(index, renderer, writer, memo, content, progress),
                 default_jobs() if jobs is None else jobs, progress, todo,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
@@ -170,10 +173,9 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     return BuildResult(out, len(index.runs), len(writer.files))
 
 
-def _write_list_pages(renderer: Renderer, writer: SiteWriter, pages) -> None:
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, pages) -> None:
     for page in pages:
-        writer.add(page.path, renderer.render("list.html", page))
-        writer.add(twin(page.path), to_json(page))
+        memo.write(writer, renderer, "list.html", page)
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
@@ -187,11 +189,13 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
         advance()
 
 
-def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
+def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, content: Content,
+                       progress: Progress) -> None:
     progress.stage("operation, listing and home pages")
     own, others = implementations_by_operation(index)
     for operation in index.operations:
         if link_unchanged_operation(writer, operation.name):
+            memo.carry(writer.group_files[operation.name])
             continue
         # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
@@ -204,12 +208,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
         for record in own.get(operation.name, []):
-            _write_list_pages(renderer, writer, implementation_pages(record, index))
+            _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
         writer.group_files[operation.name] = writer.files[before:]
-    _write_list_pages(renderer, writer, [implementation_index(index)])
+    _write_list_pages(renderer, writer, memo, [implementation_index(index)])
     for record in others:
-        _write_list_pages(renderer, writer, implementation_pages(record, index))
-    _write_list_pages(renderer, writer, gpu_pages(index))
+        _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
+    _write_list_pages(renderer, writer, memo, gpu_pages(index))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))

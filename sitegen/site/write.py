@@ -212,6 +212,9 @@ class SiteWriter:
         self.previous_group_files: dict = before.get("groupFiles") if isinstance(before.get("groupFiles"), dict) else {}
         self.group_files: dict[str, list[str]] = {}
         """The files of each operation's own pages (not its runs'), to be reused as a whole."""
+        self.previous_page_keys = before.get("pageKeys")
+        self.page_keys: dict[str, str] = {}
+        """Listing page → the key it was rendered under (sitegen.site.rendermemo)."""
 
     def add(self, relative: str, data: bytes) -> None:
         path = os.path.join(self.tmp, relative)
@@ -284,6 +287,8 @@ class SiteWriter:
             marker.update(inputs=self.inputs, runs=self.runs)
         if self.groups:
             marker.update(groups=self.groups, groupFiles=self.group_files)
+        if self.page_keys:
+            marker.update(pageKeys=self.page_keys)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
         for folder, _, _ in os.walk(self.tmp):
             os.chmod(folder, 0o755)
@@ -405,26 +410,33 @@ def _linked(old: Path, new: Path) -> bool:
 
 
 def _remove_own(folder: Path) -> None:
-    """Delete the previous site: only the files its marker lists, then empty folders."""
+    """Delete the previous site: only the files its marker lists, then empty folders.
+
+    One walk that never enters a linked folder, deciding by each entry's type as the
+    folder listing gives it (no stat per file): a listed file reached through a link,
+    or anything listed that is not a plain file, is left alone.
+    """
     own = _marker_files(folder) or set()
-    inside = os.path.realpath(folder)
-    plain: dict[str, bool] = {"": True}
-    for relative in sorted(own | {MARKER}):
-        sub = relative.rpartition("/")[0]
-        if sub not in plain:
-            # A listed file reached through a linked folder that points elsewhere is left
-            # alone: each folder is checked once, not each of its thousands of files.
-            where = os.path.join(inside, sub)
-            plain[sub] = os.path.realpath(where) == where
-        path = os.path.join(inside, relative)
+    own.add(MARKER)
+    folders, pending = [], [("", str(folder))]
+    while pending:
+        prefix, where = pending.pop()
+        folders.append(where)
         try:
-            if plain[sub] and stat.S_ISREG(os.lstat(path).st_mode):
-                os.unlink(path)
+            with os.scandir(where) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((prefix + entry.name + "/", entry.path))
+                    elif prefix + entry.name in own and entry.is_file(follow_symlinks=False):
+                        try:
+                            os.unlink(entry.path)
+                        except OSError:
+                            pass
         except OSError:
-            pass
-    # Bottom-up, never into a linked folder.
-    for sub, _, _ in os.walk(inside, topdown=False):
+            continue
+    # Deepest first: each folder was listed after the one holding it.
+    for where in reversed(folders):
         try:
-            os.rmdir(sub)
+            os.rmdir(where)
         except OSError:
             pass
