@@ -23,7 +23,7 @@ from pathlib import Path
 from sitegen.atomicwrite import write_atomic
 from sitegen.digest import canonical
 from sitegen.inputfile import read_regular
-from sitegen.loader import Record, discover, load_bytes
+from sitegen.loader import Record, load_bytes, manifest_names
 from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_FILE_BYTES
 
@@ -97,10 +97,9 @@ def load_summaries(root: Path, reference_fields) -> tuple[list[Summary], list[Pr
     used: dict[str, list[dict]] = {}
     summaries: list[Summary] = []
     problems: list[Problem] = []
-    for file in discover([root]):
-        name = str(file)
+    for name, _ in manifest_names(root):
         try:
-            data = read_regular(file, MAX_FILE_BYTES)
+            data = read_regular(name, MAX_FILE_BYTES)
         except InputError as exc:
             problems.extend(exc.problems)
             continue

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import pickle
 from collections import defaultdict
 from functools import lru_cache
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
 from sitegen.inputfile import read_regular
-from sitegen.loader import Record, discover, load_bytes
+from sitegen.loader import Record, load_bytes, manifest_names
 from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_FILE_BYTES
 
@@ -102,23 +101,21 @@ def load_cached(root: Path, known: dict[str, str]) -> tuple[list[Record], list[P
     reports it, and never cached.
     """
     folder = cache_folder(root)
-    by_shard: dict[str, list[tuple[Path, str]]] = defaultdict(list)
-    for file in discover([root]):
-        relative = os.path.relpath(file, root).replace(os.sep, "/")
-        by_shard[relative.rpartition("/")[0]].append((file, relative))
+    by_shard: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for name, relative in manifest_names(root):
+        by_shard[relative.rpartition("/")[0]].append((name, relative))
     records: list[Record] = []
     problems: list[Problem] = []
     for shard, files in by_shard.items():
         path = folder / (hashlib.sha256(shard.encode()).hexdigest()[:24] + ".pickle")
         cached = _read_shard(path)
         kept: dict[str, tuple] = {}
-        for file, relative in files:
-            name = str(file)
+        for name, relative in files:
             entry = cached.get(relative)
             digest = known.get(relative)
             if digest is None or not _usable(entry, digest):
                 try:
-                    data = read_regular(file, MAX_FILE_BYTES)
+                    data = read_regular(name, MAX_FILE_BYTES)
                     loaded = load_bytes(data, name)
                 except InputError as exc:
                     problems.extend(exc.problems)
