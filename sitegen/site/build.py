@@ -28,7 +28,7 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
-from sitegen.site.listings import gpu_pages, home_page, implementation_index, implementation_pages, implementations_by_operation
+from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
@@ -105,6 +105,15 @@ def _long_lived_heap():
             gc.enable()
 
 
+@contextmanager
+def _rows_released():
+    """The run rows of this build's tables (listings.run_row) are dropped with it, and never reach the next."""
+    try:
+        yield
+    finally:
+        run_row.cache_clear()
+
+
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
                jobs: int | None = None, full: bool = False) -> BuildResult:
@@ -132,7 +141,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
-    with _long_lived_heap() as settle:
+    run_row.cache_clear()
+    with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files)
         config = load_config(records)

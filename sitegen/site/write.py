@@ -229,7 +229,15 @@ class SiteWriter:
         # Each folder made once per process, not looked up again for each of its files.
         folder = relative.rpartition("/")[0]
         if folder and folder not in self._folders:
-            os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+            where = os.path.join(self.tmp, folder)
+            # Mostly a run's own folder inside one made before: one mkdir, not makedirs'
+            # walk up the path (a tenth of a one-run edit's build at 60,000 runs).
+            try:
+                os.mkdir(where)
+            except FileNotFoundError:
+                os.makedirs(where, exist_ok=True)
+            except FileExistsError:
+                pass
             self._folders.add(folder)
 
     def reuse(self, relatives: list[str]) -> bool:
