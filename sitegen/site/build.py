@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,6 +52,8 @@ class BuildResult:
     files: int
     fresh: bool = True
     """False when the site was already built from the same inputs and was left as it was."""
+    heap: object = field(default=None, repr=False, compare=False)
+    """The registry and index the site was built from: whoever holds the result decides when they are freed."""
 
 
 def build_date(index: Index) -> str:
@@ -180,7 +182,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         except BaseException:
             writer.abort()
             raise
-    return BuildResult(out, len(index.runs), len(writer.files))
+    return BuildResult(out, len(index.runs), len(writer.files), heap=index)
 
 
 def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, pages) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, warn_unlocked
+from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, hold_until_exit, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -71,6 +71,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
                             search=search, unlocked=unlocked, jobs=jobs, full=full)
     elapsed = time.perf_counter() - started
+    hold_until_exit(result.heap)
     if not result.fresh:
         click.echo(f"{out} is up to date: built from the same records and options ({result.runs} run page(s), "
                    f"{result.files} file(s)); checked in {elapsed:.1f} s", err=True)
