@@ -70,15 +70,14 @@ def _header(payload: bytes) -> bytes:
 def _read_shard(path: Path) -> dict:
     """{relative file: (sha256 of its bytes, [(pointer, source, model, digest), ...])}, or {} when unusable."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            # The header's three lines apart from the payload, so the payload (tens of MB
+            # for a large operation's folder) is never copied.
+            header = b"".join(handle.readline(256) for _ in range(3))
+            payload = handle.read()
     except OSError:
         return {}
-    first = data.find(b"\n", len(CACHE_FORMAT) + 1)
-    end = data.find(b"\n", first + 1)
-    if first < 0 or end < 0:
-        return {}
-    payload = data[end + 1:]
-    if data[:end + 1] != _header(payload):
+    if header != _header(payload):
         return {}
     try:
         entries = _ModelsOnly(io.BytesIO(payload)).load()

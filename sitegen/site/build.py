@@ -35,7 +35,7 @@ from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.roofline import floor_ns
-from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_runs
+from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
 from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
@@ -163,11 +163,10 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         memo = RenderMemo(site_key, writer.previous_page_keys)
         writer.page_keys = memo.keys
         try:
-            todo = link_unchanged_runs(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, memo, content, progress),
-                default_jobs() if jobs is None else jobs, progress, todo,
+                default_jobs() if jobs is None else jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
@@ -192,6 +191,9 @@ def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
+        if link_unchanged_run(writer, facts):
+            advance()
+            continue
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(twin(page.path), (page.manifest + "\n").encode())
