@@ -38,7 +38,7 @@ from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
-from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
+from sitegen.site.write import SiteWriter, clean_leftovers, inspect_output, previous_build
 from sitegen.transaction import recover
 
 
@@ -132,13 +132,13 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    present = check_output(out)
+    present, listed = inspect_output(out)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs.digest, present)
+    previous = previous_build(out, inputs.digest, present, listed)
     present = None  # a name per file of the old site: not held through the build
     if previous is not None:
         clean_leftovers(out)
@@ -159,7 +159,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         keys, site_key = group_keys(index, records, inputs)
         # The per-file digests (a line per registry file) are not needed past this point.
         digest, inputs = inputs.digest, None
-        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys)
+        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
+        listed = None
         memo = RenderMemo(site_key, writer.previous_page_keys)
         writer.page_keys = memo.keys
         try:

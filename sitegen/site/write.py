@@ -118,15 +118,24 @@ def check_output(out: Path) -> set[str]:
 
     Returns the files present in it, the marker aside.
     """
+    return inspect_output(out)[0]
+
+
+def inspect_output(out: Path) -> tuple[set[str], set[str] | None]:
+    """check_output, and the files the marker lists (None where there is no site yet).
+
+    A build reads a large site's file list once for its up-to-date check and the files
+    it may link, instead of three times.
+    """
     blocker = _file_above(out)
     if blocker is not None:
         raise InputError([Problem(str(out), "$", f"cannot create the output folder: {blocker} is a file, not a folder; choose another --out")])
     if not out.exists() and not out.is_symlink():
-        return set()
+        return set(), None
     if out.is_symlink() or not out.is_dir():
         raise InputError([Problem(str(out), "$", "output exists and is not a folder; choose another --out")])
     if not any(out.iterdir()):
-        return set()
+        return set(), None
     listed = _read_marker(out)
     if listed is None:
         raise InputError([Problem(str(out), "$", f"output folder was not built by sitegen (no readable {MARKER}); choose another --out or empty it")])
@@ -140,7 +149,7 @@ def check_output(out: Path) -> set[str]:
     foreign = sorted(present - own)
     if foreign:
         raise InputError([Problem(str(out / foreign[0]), "$", f"not written by sitegen ({len(foreign)} such file(s)); move them out of {out} and build again")])
-    return present
+    return present, own
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,7 @@ class PreviousBuild:
     files: int
 
 
-def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild | None:
+def previous_build(out: Path, inputs: str, present: set[str], listed: set[str] | None = None) -> PreviousBuild | None:
     """The site in ``out`` if it was built from ``inputs`` and still holds every file it wrote.
 
     ``present`` is what check_output found, which has made sure that no other file is
@@ -158,7 +167,7 @@ def previous_build(out: Path, inputs: str, present: set[str]) -> PreviousBuild |
     marker = _marker(out)
     if marker is None or marker.get("inputs") != inputs or not isinstance(marker.get("runs"), int):
         return None
-    files = _marker_files(out)
+    files = _marker_files(out) if listed is None else listed
     if files is None or files != present:
         return None
     return PreviousBuild(marker["runs"], len(files) + 1)
@@ -193,7 +202,7 @@ class SiteWriter:
     """
 
     def __init__(self, out: Path, *, inputs: str | None = None, runs: int | None = None,
-                 groups: dict[str, str] | None = None):
+                 groups: dict[str, str] | None = None, listed: set[str] | None = None):
         self.out = out
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -205,7 +214,8 @@ class SiteWriter:
         self._folders: set[str] = set()
         self.inputs, self.runs, self.groups = inputs, runs, groups
         # Only a site whose marker lists a file may lend it: check_output has vouched for those.
-        self.previous = _marker_files(out) if out.is_dir() else None
+        # ``listed``: the list inspect_output read at the start of the build.
+        self.previous = (listed if listed is not None else _marker_files(out)) if out.is_dir() else None
         before = (_marker(out) or {}) if self.previous else {}
         self.previous_groups: dict = before.get("groups") if isinstance(before.get("groups"), dict) else {}
         """The page-group keys of the site being replaced (sitegen.site.reuse)."""
