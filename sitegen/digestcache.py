@@ -8,8 +8,9 @@ file's exact bytes, so one changed byte, or a changed validator, misses.
 The cache lives in the user's cache folder (SITEGEN_CACHE_DIR, else
 $XDG_CACHE_HOME/sitegen, else ~/.cache/sitegen), never in the registry, so no checkout or
 pull request can bring entries of its own. It only ever stands for work already done on
-this machine: `sitegen verify --full` and `sitegen build` recompute every digest and never
-read it, and a build refuses a lock that a poisoned cache got wrong.
+this machine: `sitegen verify --full` and `sitegen build` never read it (a build has a
+cache of its own, sitegen.documentcache, which `build --full` ignores too), and a build
+refuses a lock that a poisoned digest cache got wrong.
 """
 
 from __future__ import annotations
