@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 import rfc8785
@@ -55,6 +56,7 @@ def document_digest(document: dict[str, Any]) -> str:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def comparison_key(
     *, operation: str, workload: str, timed_pass: str, family: str, product: str,
     architecture: str, metric: str,
@@ -63,7 +65,7 @@ def comparison_key(
 
     The implementation is deliberately absent (implementations are what a cohort
     compares), and the GPU product is present (results on different GPUs never rank
-    together).
+    together). Cached: the runs of one cohort, a few each, share their key.
     """
     return sha256_digest({
         "apiVersion": API_VERSION,

@@ -27,7 +27,7 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path, limit: int, display: str | None = None) -> bytes:
+def read_regular(path: Path | str, limit: int, display: str | None = None) -> bytes:
     """The bytes of ``path``; InputError (one Problem) if it is not a regular file or is over ``limit``."""
     name = display or str(path)
 
@@ -39,10 +39,11 @@ def read_regular(path: Path, limit: int, display: str | None = None) -> bytes:
     except OSError as exc:
         raise fail(f"cannot read file: {exc.strerror}") from None
     try:
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
         if not stat.S_ISREG(mode):
             raise fail(f"is {kind_of(mode)}, not a regular file")
-        size = os.fstat(fd).st_size
+        size = info.st_size
         if size > limit:
             raise fail(f"file is {size} bytes, over the {limit}-byte limit")
         chunks, total = [], 0

@@ -7,6 +7,7 @@ like the canonical manifest on a record page.
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,12 +153,53 @@ def discover(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            for file in sorted(path.rglob("*.json")):
-                if not any(part.startswith(".") for part in file.relative_to(path).parts):
-                    found.append(file)
+            found.extend(path / relative for relative in manifests(path))
         else:
             found.append(path)
     return found
+
+
+def manifest_names(root: Path) -> list[tuple[str, str]]:
+    """(str(root / relative), relative) of every manifest below the folder ``root``, as discover finds them.
+
+    Without a Path per file: the caches need only the two names, and at 60,000 files
+    making the Paths took as long as the walk.
+    """
+    base = str(root)
+    if base == ".":
+        return [(relative, relative) for relative in manifests(root)]
+    return [(os.path.join(base, relative), relative) for relative in manifests(root)]
+
+
+def manifests(root: Path) -> list[str]:
+    """What ``sorted(root.rglob("*.json"))`` finds, hidden names aside, relative and "/"-separated.
+
+    The same walk as Python 3.11's rglob (linked folders are not entered, a folder that
+    cannot be listed is skipped) and the same order (by path parts), without a Path per
+    entry: on a registry of 60,000 runs rglob took seconds.
+    """
+    found: list[tuple[str, ...]] = []
+    pending: list[tuple[tuple[str, ...], str]] = [((), str(root))]
+    while pending:
+        parts, folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except PermissionError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.name.endswith(".json"):
+                found.append((*parts, entry.name))
+            try:
+                inside = entry.is_dir() and not entry.is_symlink()
+            except OSError:
+                inside = False
+            if inside:
+                pending.append(((*parts, entry.name), entry.path))
+    found.sort()
+    return ["/".join(parts) for parts in found]
 
 
 def load_paths(paths: list[Path]) -> tuple[list[Record], list[Problem]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,16 +28,17 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
-from sitegen.site.listings import gpu_pages, home_page, implementation_index, implementation_pages, implementations_by_operation
+from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.roofline import floor_ns
-from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_runs
+from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
-from sitegen.site.write import SiteWriter, check_output, clean_leftovers, previous_build
+from sitegen.site.write import SiteWriter, clean_leftovers, inspect_output, previous_build
 from sitegen.transaction import recover
 
 
@@ -51,6 +52,8 @@ class BuildResult:
     files: int
     fresh: bool = True
     """False when the site was already built from the same inputs and was left as it was."""
+    heap: object = field(default=None, repr=False, compare=False)
+    """The registry and index the site was built from: whoever holds the result decides when they are freed."""
 
 
 def build_date(index: Index) -> str:
@@ -104,35 +107,46 @@ def _long_lived_heap():
             gc.enable()
 
 
+@contextmanager
+def _rows_released():
+    """The run rows of this build's tables (listings.run_row) are dropped with it, and never reach the next."""
+    try:
+        yield
+    finally:
+        run_row.cache_clear()
+
+
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
-               jobs: int | None = None) -> BuildResult:
+               jobs: int | None = None, full: bool = False) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
     processes render the record pages (default: one per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
-    file it wrote, it is left as it is.
+    file it wrote, it is left as it is. Documents of files whose bytes were loaded before
+    come from sitegen.documentcache, unless ``full``.
     """
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    present = check_output(out)
+    present, listed = inspect_output(out)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs.digest, present)
+    previous = previous_build(out, inputs.digest, present, listed)
     present = None  # a name per file of the old site: not held through the build
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
-    with _long_lived_heap() as settle:
+    run_row.cache_clear()
+    with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
-        registry = open_registry(records, require_lock=not unlocked)
+        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files)
         config = load_config(records)
         if base_url:
             config = with_base_url(config, base_url)
@@ -142,16 +156,18 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
-        keys = group_keys(index, records, inputs)
+        keys, site_key = group_keys(index, records, inputs)
         # The per-file digests (a line per registry file) are not needed past this point.
         digest, inputs = inputs.digest, None
-        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys)
+        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
+        listed = None
+        memo = RenderMemo(site_key, writer.previous_page_keys)
+        writer.page_keys = memo.keys
         try:
-            todo = link_unchanged_runs(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, content, progress),
-                default_jobs() if jobs is None else jobs, progress, todo,
+                lambda: _write_other_pages(index, renderer, writer, memo, content, progress),
+                default_jobs() if jobs is None else jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
@@ -166,17 +182,19 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         except BaseException:
             writer.abort()
             raise
-    return BuildResult(out, len(index.runs), len(writer.files))
+    return BuildResult(out, len(index.runs), len(writer.files), heap=index)
 
 
-def _write_list_pages(renderer: Renderer, writer: SiteWriter, pages) -> None:
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, pages) -> None:
     for page in pages:
-        writer.add(page.path, renderer.render("list.html", page))
-        writer.add(twin(page.path), to_json(page))
+        memo.write(writer, renderer, "list.html", page)
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
+        if link_unchanged_run(writer, facts):
+            advance()
+            continue
         page = record_page(facts, index)
         writer.add(page.path, renderer.render("record.html", page))
         writer.add(twin(page.path), (page.manifest + "\n").encode())
@@ -186,11 +204,13 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
         advance()
 
 
-def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, progress: Progress) -> None:
+def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, content: Content,
+                       progress: Progress) -> None:
     progress.stage("operation, listing and home pages")
     own, others = implementations_by_operation(index)
     for operation in index.operations:
         if link_unchanged_operation(writer, operation.name):
+            memo.carry(writer.group_files[operation.name])
             continue
         # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
@@ -203,12 +223,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, con
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
         for record in own.get(operation.name, []):
-            _write_list_pages(renderer, writer, implementation_pages(record, index))
+            _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
         writer.group_files[operation.name] = writer.files[before:]
-    _write_list_pages(renderer, writer, [implementation_index(index)])
+    _write_list_pages(renderer, writer, memo, [implementation_index(index)])
     for record in others:
-        _write_list_pages(renderer, writer, implementation_pages(record, index))
-    _write_list_pages(renderer, writer, gpu_pages(index))
+        _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
+    _write_list_pages(renderer, writer, memo, gpu_pages(index))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))

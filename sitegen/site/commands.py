@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, warn_unlocked
+from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, hold_until_exit, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -43,9 +43,12 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--search/--no-search", default=True, show_default=True,
               help="Index the pages with Pagefind and put a search box on every page.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Processes rendering record pages  [default: one per core]")
+@click.option("--full", is_flag=True,
+              help="Parse, validate and digest every document, ignoring this machine's document cache "
+                   "(use it where the cache folder is not yours alone, as in CI).")
 @UNLOCKED
 def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
-          jobs: int | None, unlocked: bool) -> None:
+          jobs: int | None, full: bool, unlocked: bool) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -66,8 +69,9 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
         result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
-                            search=search, unlocked=unlocked, jobs=jobs)
+                            search=search, unlocked=unlocked, jobs=jobs, full=full)
     elapsed = time.perf_counter() - started
+    hold_until_exit(result.heap)
     if not result.fresh:
         click.echo(f"{out} is up to date: built from the same records and options ({result.runs} run page(s), "
                    f"{result.files} file(s)); checked in {elapsed:.1f} s", err=True)

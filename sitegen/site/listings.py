@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sitegen.site import labels as L
 from sitegen.site import units
@@ -119,7 +120,14 @@ def implementation_title(record, index: Index) -> str:
     return " · ".join(p for p in parts if p)
 
 
+@lru_cache(maxsize=None)
 def run_row(facts: RunFacts) -> RunRow:
+    """The row of ``facts`` in every run table; made once per build (build.build_site clears them),
+    as a run is listed on its implementation's, its GPU's and maybe its operation's pages."""
+    return _run_row(facts)
+
+
+def _run_row(facts: RunFacts) -> RunRow:
     return RunRow(
         run=Link(f"{L.implementation_label(facts.implementation)} · run {L.run_short_id(facts.digest)}", L.run_path(facts.name)),
         operation=Link(L.operation_title(facts.operation), L.operation_path(facts.operation.name)),

@@ -30,23 +30,25 @@ from sitegen.site.record_page import has_samples, samples_path
 EVERYTHING = "*"
 
 
-def group_keys(index: Index, records: Path, inputs: Inputs) -> dict[str, str]:
-    """Operation name → key of its runs' pages; one group EVERYTHING when runs of two operations are linked."""
+def group_keys(index: Index, records: Path, inputs: Inputs) -> tuple[dict[str, str], str]:
+    """Operation name → key of its runs' pages (one group EVERYTHING when runs of two operations are linked),
+    and the key of all but the run files: sitegen, the options, settings, shared documents and pages."""
     own: dict[str, str] = {}
     groups: dict[str, list[str]] = {}
     split = True
+    relative_of = _relative_to(records)
     for facts in index.runs:
         linked = [facts.rerun_of, *facts.reruns]
         if any(other is not None and other.operation.name != facts.operation.name for other in linked):
             split = False
-        relative = os.path.relpath(facts.record.file, records).replace(os.sep, "/")
+        relative = relative_of(facts.record.file)
         if facts.record.pointer != "$" or relative not in inputs.files:
             # A run inside a bundle shares its file with a protocol and an environment that
             # runs of other operations may use: that file stays shared.
             continue
         own[relative] = facts.operation.name
     for facts in index.runs:
-        relative = os.path.relpath(facts.record.file, records).replace(os.sep, "/")
+        relative = relative_of(facts.record.file)
         if relative in own:
             groups.setdefault(own[relative], []).append(f"{relative}\0{inputs.files[relative]}")
     shared = hashlib.sha256(inputs.sitegen.encode())
@@ -61,7 +63,7 @@ def group_keys(index: Index, records: Path, inputs: Inputs) -> dict[str, str]:
         everything = shared.copy()
         for relative in sorted(own):
             everything.update(f"\0{relative}\0{inputs.files[relative]}".encode())
-        return {EVERYTHING: everything.hexdigest()}
+        return {EVERYTHING: everything.hexdigest()}, shared.hexdigest()
     # An implementation's pages go with an operation's group only while all its runs are
     # of that operation, which runs of other operations can change.
     own, _ = implementations_by_operation(index)
@@ -72,7 +74,19 @@ def group_keys(index: Index, records: Path, inputs: Inputs) -> dict[str, str]:
             key.update(b"\0" + member.encode())
         key.update(repr(sorted(r.name for r in own.get(operation, []))).encode())
         keys[operation] = key.hexdigest()
-    return keys
+    return keys, shared.hexdigest()
+
+
+def _relative_to(records: Path):
+    """file → its path relative to ``records``, "/"-separated; files are below it, as the loader found them."""
+    prefix = os.path.join(str(records), "")
+
+    def relative(file: str) -> str:
+        # os.path.relpath resolves both paths on every call: most of group_keys' time.
+        inside = file[len(prefix):] if file.startswith(prefix) else os.path.relpath(file, records)
+        return inside.replace(os.sep, "/")
+
+    return relative
 
 
 def group_of(keys: dict[str, str], operation: str) -> str | None:
@@ -88,14 +102,16 @@ def _run_files(facts) -> list[str]:
     return [path, twin(path), *([samples_path(facts.name)] if has_samples(facts) else [])]
 
 
-def link_unchanged_runs(index: Index, writer, keys: dict[str, str]) -> list:
-    """Link the record pages of every group whose key the site being replaced recorded; the runs left to render."""
-    todo = []
-    for facts in index.runs:
-        group = group_of(keys, facts.operation.name)
-        if group is None or writer.previous_groups.get(group) != keys[group] or not writer.reuse(_run_files(facts)):
-            todo.append(facts)
-    return todo
+def link_unchanged_run(writer, facts) -> bool:
+    """Whether the run's record page files were linked from the site being replaced, its group being unchanged.
+
+    Called where the run would be rendered, in the record-page workers: at 60,000 runs
+    linking is 120,000 links and 60,000 folders, which run there beside the parent's
+    operation and listing pages instead of before them.
+    """
+    keys = writer.groups or {}
+    group = group_of(keys, facts.operation.name)
+    return group is not None and writer.previous_groups.get(group) == keys[group] and writer.reuse(_run_files(facts))
 
 
 def link_unchanged_operation(writer, operation: str) -> bool:

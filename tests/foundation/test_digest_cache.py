@@ -10,7 +10,7 @@ import pytest
 
 from manifest_edits import cli, problem_lines
 
-from sitegen.digestcache import cache_file
+from sitegen.digestcache import CACHE_FORMAT, cache_shards
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
 
@@ -23,6 +23,10 @@ def registry(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "registry"
     shutil.copytree(SMALL, root)
     return root
+
+
+def _shards(root: Path) -> list[Path]:
+    return sorted(cache_shards(root).glob("*.json"))
 
 
 def _a_run(root: Path) -> Path:
@@ -38,7 +42,7 @@ def _edit_latency(path: Path) -> None:
 
 def test_lock_after_an_edit_equals_a_lock_computed_from_scratch(registry):
     assert cli("lock", registry).exit_code == 0
-    assert cache_file(registry).exists()
+    assert _shards(registry)
     _edit_latency(_a_run(registry))
     assert cli("verify", registry).exit_code == 1  # the cache never hides an edit
     assert cli("lock", registry).exit_code == 0
@@ -61,13 +65,14 @@ def test_a_tampered_cache_cannot_make_verify_full_or_build_pass(registry, tmp_pa
     _edit_latency(run)
     # Forge the cache: the edited file's bytes keyed to the entries of the file as locked.
     cli("lock", registry)
-    poisoned = json.loads(cache_file(registry).read_bytes())
     (registry / LOCK_NAME).write_bytes(lock_contents(open_registry(SMALL, check_lock_file=False)))
     locked_digest = json.loads((registry / LOCK_NAME).read_text())["documents"]
-    for entries in poisoned["files"].values():
-        for entry in entries:
-            entry["digest"] = locked_digest[f"{entry['kind']}/{entry['name']}"]
-    cache_file(registry).write_text(json.dumps(poisoned))
+    for shard in _shards(registry):
+        poisoned = json.loads(shard.read_bytes())
+        for entries in poisoned["files"].values():
+            for entry in entries:
+                entry["digest"] = locked_digest[f"{entry['kind']}/{entry['name']}"]
+        shard.write_text(json.dumps(poisoned))
     # The forgery fools the cached check, which is what it is for ...
     assert cli("verify", registry).exit_code == 0
     # ... but never the full one, nor a build.
@@ -82,7 +87,8 @@ def test_a_tampered_cache_cannot_make_verify_full_or_build_pass(registry, tmp_pa
 def test_an_unreadable_cache_is_recomputed(registry):
     assert cli("lock", registry).exit_code == 0
     expected = (registry / LOCK_NAME).read_bytes()
-    cache_file(registry).write_text("not json")
+    for shard in _shards(registry):
+        shard.write_text("not json")
     assert cli("lock", registry).exit_code == 0
     assert (registry / LOCK_NAME).read_bytes() == expected
-    assert json.loads(cache_file(registry).read_bytes())["format"] == 1
+    assert all(json.loads(shard.read_bytes())["format"] == CACHE_FORMAT for shard in _shards(registry))

@@ -193,3 +193,23 @@ def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_p
     monkeypatch.undo()
     _build(records, fresh, "--no-search", "--jobs", "1")
     assert _files(out) == _files(fresh)
+
+
+def test_a_one_run_edit_renders_only_the_listing_pages_that_show_it(registry_copy, tmp_path, monkeypatch):
+    from sitegen.site.render import Renderer
+
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    _build(registry_copy, out, "--no-search")
+    listings = json.loads((out / MARKER).read_text())["pageKeys"]
+    edit_run(registry_copy, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] * 3))
+    rendered = []
+    render = Renderer.render
+    monkeypatch.setattr(Renderer, "render", lambda self, template, page, **extra: (
+        rendered.append(page.path) if template == "list.html" else None) or render(self, template, page, **extra))
+    _build(registry_copy, out, "--no-search", "--jobs", "1")
+    # The run's implementation and GPU pages show its new value; the other listings are linked.
+    assert rendered and len(rendered) < len(listings)
+    assert any(path.startswith("gpus/") for path in rendered)
+    monkeypatch.undo()
+    _build(registry_copy, fresh, "--no-search", "--jobs", "1")
+    assert _files(out) == _files(fresh)

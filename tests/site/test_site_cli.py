@@ -6,9 +6,10 @@ import json
 
 from click.testing import CliRunner
 
-from conftest import SEED_RUN
+from conftest import FIXTURE, SEED_RUN
 from sitecheck import catalog_runs
 from sitegen.cli import main
+from sitegen.site.write import MARKER
 
 
 def _invoke(*args):
@@ -72,3 +73,21 @@ def test_foreign_output_folder_is_refused(registry_copy, tmp_path):
     assert result.exit_code == 1
     assert "was not built by sitegen" in result.output.splitlines()[0]
     assert (out / "index.html").read_text() == "hand written"
+
+
+def test_a_build_in_its_own_process_reports_and_exits_as_usual(tmp_path):
+    # As its own process, a build ends without freeing its registry object by object
+    # (cli.Group.main): its output must still be complete and its exit code right.
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    command = [sys.executable, "-m", "sitegen", "build", "--records", str(FIXTURE), "--out", str(out), "--no-search", "--quiet"]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    assert built.stderr.startswith("built ") and built.stderr.endswith("\n")
+    assert (out / MARKER).is_file() and not list(tmp_path.glob(".site.*"))
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 0 and "is up to date" in again.stderr
+    refused = subprocess.run([*command[:4], "--records", str(tmp_path / "none"), "--out", str(out)], capture_output=True, text=True)
+    assert refused.returncode == 1 and "no such registry folder" in refused.stderr

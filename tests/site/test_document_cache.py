@@ -1,0 +1,148 @@
+"""`build` takes a file's documents from the document cache only for the very bytes they were made from."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import TORCH_RUN, relock
+from sitegen.cli import main
+from sitegen.documentcache import cache_folder
+
+from test_incremental_build import _files
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _build(records: Path, out: Path, *extra: str):
+    return CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--quiet", *extra])
+
+
+def _run_file(root: Path) -> Path:
+    return root / "runs" / f"{TORCH_RUN}.json"
+
+
+def _scale_latency(path: Path, factor: int) -> None:
+    document = json.loads(path.read_text())
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency.update({k: v * factor for k, v in latency.items()})
+    path.write_text(json.dumps(document, indent=2))
+
+
+def _shards(registry: Path) -> list[Path]:
+    return sorted(cache_folder(registry).glob("*.pickle"))
+
+
+def test_a_cached_rebuild_equals_a_full_cold_build(registry_copy, tmp_path, cache):
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    assert _build(registry_copy, out).exit_code == 0
+    assert _shards(registry_copy)
+    _scale_latency(_run_file(registry_copy), 3)
+    relock(registry_copy)
+    assert _build(registry_copy, out).exit_code == 0
+    assert _build(registry_copy, fresh, "--full").exit_code == 0
+    assert _files(out) == _files(fresh)
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_seen(registry_copy, tmp_path, cache):
+    out = tmp_path / "site"
+    assert _build(registry_copy, out).exit_code == 0
+    run = _run_file(registry_copy)
+    before, times = run.read_text(), os.stat(run)
+    # One digit for another: same size, same times, different bytes.
+    after = before.replace('"median": 4971584', '"median": 4971585', 1)
+    assert after != before and len(after) == len(before)
+    run.write_text(after)
+    os.utime(run, ns=(times.st_atime_ns, times.st_mtime_ns))
+    refused = _build(registry_copy, out)
+    assert refused.exit_code == 1
+    assert f"{run}: $.spec: digest" in refused.output and "differs from" in refused.output
+    relock(registry_copy)
+    assert _build(registry_copy, out).exit_code == 0
+    assert "4971585" in (out / "runs" / TORCH_RUN / "index.json").read_text()
+
+
+def test_a_damaged_shard_is_loaded_again(registry_copy, tmp_path, cache):
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    assert _build(registry_copy, out).exit_code == 0
+    for shard in _shards(registry_copy):
+        data = bytearray(shard.read_bytes())
+        data[-10] ^= 0xFF
+        shard.write_bytes(bytes(data))
+    _scale_latency(_run_file(registry_copy), 5)
+    relock(registry_copy)
+    assert _build(registry_copy, out).exit_code == 0
+    assert _build(registry_copy, fresh, "--full").exit_code == 0
+    assert _files(out) == _files(fresh)
+    # And written again whole.
+    assert _build(registry_copy, tmp_path / "again").exit_code == 0
+
+
+def _forge(shard: Path, payload: bytes) -> None:
+    """Rewrite ``shard`` with ``payload`` under a header whose checksum matches, as one who can write the cache could."""
+    from sitegen import documentcache
+
+    shard.write_bytes(documentcache._header(payload) + payload)
+
+
+def test_a_shard_naming_anything_but_a_model_runs_nothing(registry_copy, tmp_path, cache):
+    out = tmp_path / "site"
+    assert _build(registry_copy, out).exit_code == 0
+    planted = tmp_path / "planted"
+
+    class Plant:
+        def __reduce__(self):
+            return (os.mkdir, (str(planted),))
+
+    for shard in _shards(registry_copy):
+        _forge(shard, pickle.dumps({"x": Plant()}))
+    _scale_latency(_run_file(registry_copy), 7)
+    relock(registry_copy)
+    assert _build(registry_copy, out).exit_code == 0
+    assert not planted.exists()
+
+
+def test_full_ignores_a_forged_shard(registry_copy, tmp_path, cache):
+    # A forged entry with a matching checksum is what the cache cannot tell from a real
+    # one (as with the digest cache): --full never reads it.
+    from sitegen import documentcache
+
+    out = tmp_path / "site"
+    assert _build(registry_copy, out).exit_code == 0
+    relative = f"runs/{TORCH_RUN}.json"
+    for shard in _shards(registry_copy):
+        entries = documentcache._read_shard(shard)
+        if relative in entries:
+            digest, documents = entries[relative]
+            pointer, source, model, run_digest = documents[0]
+            raw = json.loads(zlib.decompress(source))
+            raw["metadata"]["title"] = "FORGED"
+            entries[relative] = (digest, [(pointer, zlib.compress(json.dumps(raw).encode()), model, run_digest)])
+            _forge(shard, pickle.dumps(entries))
+            break
+    else:
+        raise AssertionError("no shard holds the run")
+    cached, full = tmp_path / "cached", tmp_path / "full"
+    assert _build(registry_copy, cached).exit_code == 0
+    assert "FORGED" in (cached / "runs" / TORCH_RUN / "index.json").read_text()
+    assert _build(registry_copy, full, "--full").exit_code == 0
+    assert "FORGED" not in (full / "runs" / TORCH_RUN / "index.json").read_text()
+
+
+def test_a_bad_file_is_reported_the_same_with_or_without_the_cache(registry_copy, tmp_path, cache):
+    assert _build(registry_copy, tmp_path / "site").exit_code == 0
+    _run_file(registry_copy).write_text('{"apiVersion": 1}')
+    cached, full = _build(registry_copy, tmp_path / "a"), _build(registry_copy, tmp_path / "b", "--full")
+    assert cached.exit_code == full.exit_code == 1
+    assert cached.output == full.output != ""
+    assert not (tmp_path / "a").exists()
