@@ -28,7 +28,8 @@ def _inodes(root: Path) -> dict[str, int]:
 
 def _build(records: Path, out: Path, *extra: str):
     result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), *extra])
-    assert result.exit_code == 0, result.output
+    # The exception too: a worker that died leaves no output to read.
+    assert result.exit_code == 0, (result.output, repr(result.exception))
     return result
 
 
