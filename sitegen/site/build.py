@@ -143,7 +143,6 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
-    run_row.cache_clear()
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files)

@@ -142,6 +142,8 @@ def has_samples(facts: RunFacts) -> bool:
 
 def samples_document(facts: RunFacts) -> dict | None:
     """The run's raw samples as their own file, so pages stay small: {run, digest, unit, samplesNs | processes}."""
+    if not has_samples(facts):
+        return None  # decompressing and parsing the raw document is the cost of this function
     timing = facts.record.raw["spec"].get("timing") or {}
     kept = {k: timing[k] for k in ("samplesNs", "processes") if timing.get(k)}
     if not kept:

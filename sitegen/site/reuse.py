@@ -46,11 +46,9 @@ def group_keys(index: Index, records: Path, inputs: Inputs) -> tuple[dict[str, s
             # A run inside a bundle shares its file with a protocol and an environment that
             # runs of other operations may use: that file stays shared.
             continue
+        # A file of its own holds exactly one run.
         own[relative] = facts.operation.name
-    for facts in index.runs:
-        relative = relative_of(facts.record.file)
-        if relative in own:
-            groups.setdefault(own[relative], []).append(f"{relative}\0{inputs.files[relative]}")
+        groups.setdefault(facts.operation.name, []).append(f"{relative}\0{inputs.files[relative]}")
     shared = hashlib.sha256(inputs.sitegen.encode())
     # GPU path segments are chosen over every run's product at once (index.gpu_slugs).
     shared.update(repr(sorted({(f.product, f.gpu_slug) for f in index.runs})).encode())
@@ -66,13 +64,13 @@ def group_keys(index: Index, records: Path, inputs: Inputs) -> tuple[dict[str, s
         return {EVERYTHING: everything.hexdigest()}, shared.hexdigest()
     # An implementation's pages go with an operation's group only while all its runs are
     # of that operation, which runs of other operations can change.
-    own, _ = implementations_by_operation(index)
+    impls, _ = implementations_by_operation(index)
     keys = {}
     for operation, members in groups.items():
         key = shared.copy()
         for member in sorted(members):
             key.update(b"\0" + member.encode())
-        key.update(repr(sorted(r.name for r in own.get(operation, []))).encode())
+        key.update(repr(sorted(r.name for r in impls.get(operation, []))).encode())
         keys[operation] = key.hexdigest()
     return keys, shared.hexdigest()
 
