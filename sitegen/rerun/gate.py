@@ -19,11 +19,7 @@ import torch
 from sitegen.rerun.cases import BETA, Workload, odd_shape
 from sitegen.rerun.passes import logprobs
 from sitegen.rerun.protocol import SEEDS, SMALL_ROWS
-from sitegen.rerun.timedcheck import foreign, modes
-
-# Reference rows are done in chunks of about this many elements (float64: 512 MiB a tensor).
-_CHUNK_ELEMENTS = 1 << 26
-
+from sitegen.rerun.timedcheck import foreign, modes, reference_chunks
 
 def checked_shapes(w: Workload) -> list[tuple[int, int, int]]:
     """(rows, vocab, seed) of every input the gate checks for a workload."""
@@ -33,16 +29,11 @@ def checked_shapes(w: Workload) -> list[tuple[int, int, int]]:
 
 
 def reference(x: torch.Tensor, y: torch.Tensor, beta: float = BETA) -> tuple[float, torch.Tensor]:
-    """Loss and gradient in float64, row chunk by row chunk (the loss is a mean over rows)."""
-    from sitegen.kernels.reference import jsd_sum_and_grad
-
-    rows, vocab = x.shape
-    step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
+    """Loss and gradient in float64, row chunk by row chunk."""
     loss, grad = 0.0, torch.empty(x.shape, dtype=torch.float64, device=x.device)
-    for r0 in range(0, rows, step):
-        part, g = jsd_sum_and_grad(x[r0:r0 + step], y[r0:r0 + step], beta=beta)
-        loss += part.item() / rows
-        grad[r0:r0 + step] = g / rows
+    for rows, part, g in reference_chunks(x, y, beta):
+        loss += part.item()
+        grad[rows] = g
     return loss, grad
 
 

@@ -59,16 +59,16 @@ class PassRunner:
         self.liger_script = liger_script
         self.cuda = device.startswith("cuda")
         n = pool or pool_size(rows, vocab, dtype)
-        self.leaves = [logprobs(rows, vocab, dtype, device, seed + 2 * k).requires_grad_() for k in range(n)]
+        self._shape, self._dtype, self._device = (rows, vocab), dtype, device
+        self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
+        self.leaves = [self._draw(sx).requires_grad_() for sx, _ in self.recipes]
         self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves] if liger_script else self.leaves
-        self.ys = [logprobs(rows, vocab, dtype, device, seed + 2 * k + 1) for k in range(n)]
+        self.ys = [self._draw(sy) for _, sy in self.recipes]
         self.losses: list = [None] * n
         self.fwd_events: list = [None] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
-        self.check = None if liger_script else TimedCheck(self.leaves, self.ys, device, rtol)
-        self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
-        self._dtype, self._device = dtype, device
+        self.check = None if liger_script else TimedCheck(rows, vocab, device, rtol)
         self._modes = modes()
 
     def __len__(self) -> int:
@@ -147,8 +147,7 @@ class PassRunner:
                 t.copy_(self._draw(s))
 
     def _draw(self, seed: int) -> torch.Tensor:
-        rows, vocab = self.leaves[0].shape
-        return logprobs(rows, vocab, self._dtype, self._device, seed)
+        return logprobs(*self._shape, self._dtype, self._device, seed)
 
     def _events(self):
         if not self.cuda:

@@ -31,25 +31,30 @@ ALWAYS_CHECKED = 2
 _CHUNK_ELEMENTS = 1 << 26
 
 
-def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tuple:
-    """Loss, the digest wᵀ(G R) and ‖G‖², all float64 on the device (no host read), row chunk by
-    row chunk."""
+def reference_chunks(x: torch.Tensor, y: torch.Tensor, beta: float):
+    """(rows slice, loss part, gradient part) of the float64 reference, row chunk by row chunk
+    (float64: 512 MiB a tensor), each part already divided by all the rows (the loss is a mean)."""
     from sitegen.kernels.reference import jsd_sum_and_grad
-
-    from sitegen.rerun.cases import BETA
 
     rows, vocab = x.shape
     step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
+    for r0 in range(0, rows, step):
+        part, g = jsd_sum_and_grad(x[r0:r0 + step], y[r0:r0 + step], beta=beta)
+        g /= rows
+        yield slice(r0, r0 + step), part / rows, g
+
+
+def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tuple:
+    """Loss, G's digest and ‖G‖², all float64 on the device (no host read)."""
+    from sitegen.rerun.cases import BETA
+
     loss = torch.zeros((), dtype=torch.float64, device=x.device)
     sq = torch.zeros((), dtype=torch.float64, device=x.device)
     d = torch.zeros(proj.shape[1], dtype=torch.float64, device=x.device)
-    for r0 in range(0, rows, step):
-        part, g = jsd_sum_and_grad(x[r0:r0 + step], y[r0:r0 + step], beta=BETA)
-        g /= rows
-        loss += part / rows
+    for rows, part, g in reference_chunks(x, y, BETA):
+        loss += part
         sq += (g * g).sum()
-        d += (weights[r0:r0 + step] * (g @ proj)).sum(dim=0)
-        del g
+        d += digest(g, proj, weights[rows])
     return loss, d, sq
 
 
@@ -81,7 +86,7 @@ def foreign(value, active_modes: tuple[int, int]) -> str | None:
 class TimedCheck:
     """What one runner's checked calls returned, and the references for their own inputs."""
 
-    def __init__(self, xs: list[torch.Tensor], ys: list[torch.Tensor], device: str, rtol: float | None):
+    def __init__(self, rows: int, vocab: int, device: str, rtol: float | None):
         import random
         import secrets
 
@@ -89,7 +94,6 @@ class TimedCheck:
         # ones (their backward runs), and a Mersenne Twister's past output predicts its next.
         self.rng = random.SystemRandom()
         gen = torch.Generator(device=device).manual_seed(secrets.randbits(63))
-        rows, vocab = xs[0].shape
         self.rtol = rtol
         self.proj = torch.randn(vocab, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
         self.weights = torch.randn(rows, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
