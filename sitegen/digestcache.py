@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
@@ -80,10 +81,22 @@ def cache_shards(root: Path) -> Path:
     return cache_file(root).with_suffix("")
 
 
-def _code_version() -> bytes:
+@lru_cache(maxsize=1)
+def code_version() -> bytes:
+    """sitegen's code digest, which every cache entry is made under (once per process)."""
     from sitegen.site.fingerprint import code_digest
 
     return code_digest().encode()
+
+
+def shards(root: Path, folder: Path, suffix: str) -> list[tuple[Path, list[tuple[str, str]]]]:
+    """Each registry folder's manifests, (name, relative), with the file in ``folder`` of the
+    cache shard that holds their entries: one shard per folder, so an edit rewrites one."""
+    by_folder: dict[str, list[tuple[str, str]]] = {}
+    for name, relative in manifest_names(root):
+        by_folder.setdefault(relative.rpartition("/")[0], []).append((name, relative))
+    return [(folder / (hashlib.sha256(shard.encode()).hexdigest()[:24] + suffix), files)
+            for shard, files in by_folder.items()]
 
 
 def _read(path: Path) -> dict[str, list[dict]]:
@@ -107,17 +120,13 @@ def load_summaries(root: Path, reference_fields) -> tuple[list[Summary], list[Pr
         cache_file(root).unlink()  # the one-file cache of format 1, superseded by the shards
     except OSError:
         pass
-    code = _code_version()
-    by_shard: dict[str, list[str]] = {}
-    for name, relative in manifest_names(root):
-        by_shard.setdefault(relative.rpartition("/")[0], []).append(name)
+    code = code_version()
     summaries: list[Summary] = []
     problems: list[Problem] = []
-    for shard, names in by_shard.items():
-        path = folder / (hashlib.sha256(shard.encode()).hexdigest()[:24] + ".json")
+    for path, files in shards(root, folder, ".json"):
         cached = _read(path)
         used: dict[str, list[dict]] = {}
-        for name in names:
+        for name, _ in files:
             try:
                 data = read_regular(name, MAX_FILE_BYTES)
             except InputError as exc:

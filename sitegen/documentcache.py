@@ -21,13 +21,12 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
-from collections import defaultdict
-from functools import lru_cache
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
+from sitegen.digestcache import cache_file, code_version, shards
 from sitegen.inputfile import read_regular
-from sitegen.loader import Record, load_bytes, manifest_names
+from sitegen.loader import Record, load_bytes
 from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_FILE_BYTES
 
@@ -37,17 +36,8 @@ _MODEL_MODULES = "sitegen.model."
 
 def cache_folder(root: Path) -> Path:
     """One folder of shards per registry folder (see digestcache.cache_file)."""
-    from sitegen.digestcache import cache_file
-
     digests = cache_file(root)
     return digests.parent.parent / "documents" / digests.stem
-
-
-@lru_cache(maxsize=1)
-def _code_version() -> bytes:
-    from sitegen.site.fingerprint import code_digest
-
-    return code_digest().encode()
 
 
 class _ModelsOnly(pickle.Unpickler):
@@ -64,7 +54,7 @@ class _ModelsOnly(pickle.Unpickler):
 
 
 def _header(payload: bytes) -> bytes:
-    return CACHE_FORMAT + _code_version() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+    return CACHE_FORMAT + code_version() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
 
 
 def _read_shard(path: Path) -> dict:
@@ -99,14 +89,9 @@ def load_cached(root: Path, known: dict[str, str]) -> tuple[list[Record], list[P
     bytes, is read and loaded here. A file that fails to load is reported as load_paths
     reports it, and never cached.
     """
-    folder = cache_folder(root)
-    by_shard: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for name, relative in manifest_names(root):
-        by_shard[relative.rpartition("/")[0]].append((name, relative))
     records: list[Record] = []
     problems: list[Problem] = []
-    for shard, files in by_shard.items():
-        path = folder / (hashlib.sha256(shard.encode()).hexdigest()[:24] + ".pickle")
+    for path, files in shards(root, cache_folder(root), ".pickle"):
         cached = _read_shard(path)
         kept: dict[str, tuple] = {}
         for name, relative in files:
