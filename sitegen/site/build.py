@@ -155,7 +155,10 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
                             runs_by_path={L.run_path(f.name): f for f in index.runs})
-        keys, site_key = group_keys(index, records, inputs)
+        # Which implementation pages go with one operation's group: the group keys and the
+        # writer of those pages must agree, so both take this one answer.
+        by_operation = implementations_by_operation(index)
+        keys, site_key = group_keys(index, records, inputs, by_operation[0])
         # The per-file digests (a line per registry file) are not needed past this point.
         digest, inputs = inputs.digest, None
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
@@ -165,7 +168,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         try:
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, memo, content, progress),
+                lambda: _write_other_pages(index, renderer, writer, memo, content, progress, by_operation),
                 default_jobs() if jobs is None else jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
@@ -204,9 +207,9 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
 
 
 def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, content: Content,
-                       progress: Progress) -> None:
+                       progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
     progress.stage("operation, listing and home pages")
-    own, others = implementations_by_operation(index)
+    own, others = by_operation
     for operation in index.operations:
         if link_unchanged_operation(writer, operation.name):
             memo.carry(writer.group_files[operation.name])

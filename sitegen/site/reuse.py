@@ -24,15 +24,15 @@ from sitegen.site.fingerprint import Inputs
 from sitegen.site import labels as L
 from sitegen.site.index import Index
 from sitegen.site.jsonout import twin
-from sitegen.site.listings import implementations_by_operation
 from sitegen.site.record_page import has_samples, samples_path
 
 EVERYTHING = "*"
 
 
-def group_keys(index: Index, records: Path, inputs: Inputs) -> tuple[dict[str, str], str]:
+def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, list]) -> tuple[dict[str, str], str]:
     """Operation name → key of its runs' pages (one group EVERYTHING when runs of two operations are linked),
-    and the key of all but the run files: sitegen, the options, settings, shared documents and pages."""
+    and the key of all but the run files: sitegen, the options, settings, shared documents and pages.
+    ``impls``: the implementations whose pages go with each operation (listings.implementations_by_operation)."""
     own: dict[str, str] = {}
     groups: dict[str, list[str]] = {}
     split = True
@@ -64,7 +64,6 @@ def group_keys(index: Index, records: Path, inputs: Inputs) -> tuple[dict[str, s
         return {EVERYTHING: everything.hexdigest()}, shared.hexdigest()
     # An implementation's pages go with an operation's group only while all its runs are
     # of that operation, which runs of other operations can change.
-    impls, _ = implementations_by_operation(index)
     keys = {}
     for operation, members in groups.items():
         key = shared.copy()
