@@ -1,13 +1,15 @@
 """Inputs and the three timed passes (forward, backward, full), with every timed call's output
-kept for checking (timedcheck) and its inputs changed, untimed, before the next call.
+kept for checking (timedcheck) and its inputs drawn again, untimed, right before it.
 
 Inputs are log_softmax of standard-normal logits, as in Liger's benchmark: never zeros,
 which hide unwritten outputs and can run faster than real data.
 
-Inputs no cache can win on (protocol: "fresh-random-every-call"): after every timed call, untimed,
-the set just used is drawn again, student and teacher, from a device generator seeded by the
-`secrets` module at that moment. No call sees content any earlier call saw or that anything
-could have known before the draw, so nothing remembered can answer it: an implementation that
+Inputs no cache can win on (protocol: "fresh-random-every-call"): immediately before every
+timed call, untimed (draw(), before its backward's graph, the lead and the flush), the set it
+uses is drawn again, student and teacher, from a device generator seeded by the `secrets` module
+at that moment. No call sees content any earlier call saw, and work an earlier call did ahead
+for that set (the set is known: they rotate) was done on the content before the draw, so
+nothing remembered or prefetched can answer it: an implementation that
 skips work hands back wrong outputs, and timedcheck compares a random quarter of the calls (the
 loss and a digest of dX) with float64 references of their own inputs. The sets stay 2-3 at
 distinct addresses, so a cache keyed on identity finds one and returns a wrong answer.
@@ -100,9 +102,15 @@ class PassRunner:
         loss.backward(retain_graph=self.liger_script)
         return loss
 
-    def after(self, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
-        """Untimed, right after the call: keep its loss, on checked calls complete its gradient
-        (forward: the backward, bracketed by events) and digest it, then draw the set again."""
+    def draw(self, i: int) -> None:
+        """Untimed, immediately before call i (before its backward's graph, the lead and the
+        flush): its set drawn again, so that nothing an earlier call left could know it."""
+        if self.check is not None:
+            self.perturb(i % len(self.leaves))
+
+    def after(self, i: int, out, *, check: bool, pass_events=None) -> None:
+        """Untimed, right after the call: keep its loss, and on checked calls complete its
+        gradient (forward: the backward, bracketed by events) and digest it."""
         if self.check is None:
             return
         k = i % len(self.leaves)
@@ -134,8 +142,6 @@ class PassRunner:
         elif out is not None:
             self.check.record_loss()
         self.fwd_events[k] = None
-        if perturb:
-            self.perturb(k)
 
     def perturb(self, k: int) -> None:
         # Seeds drawn now, not once: a generator's state could be read ahead by code in this

@@ -14,7 +14,7 @@ import torch
 
 from sitegen.rerun import gpustate, integrity, protocol
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, SampledLoss, ShapeSpecial,
+from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, PrefetchNext, SampledLoss, ShapeSpecial,
                                   SideStream, WrongGradient, bundled_kernel)
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.gate import gate_workload
@@ -34,7 +34,7 @@ def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
         "phase-skip": (PhaseSkip(), fp32), "identity-cache": (IdentityCache(), fp32),
         "forward-skips-dx": (ForwardSkipsDx(), fp32), "wrong-gradient": (WrongGradient(), fp32),
         "bf16-1.5pct": (OffBy(1.015), bf16), "shape-special": (ShapeSpecial((fp32.tokens, fp32.vocab)), fp32),
-        "content-cache": (ContentCache(), fp32),
+        "content-cache": (ContentCache(), fp32), "prefetch-next": (PrefetchNext(), fp32),
     }
     if cuda:
         out["side-stream"] = (SideStream(), fp32)

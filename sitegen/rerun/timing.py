@@ -5,9 +5,10 @@ Sampling goes on until the 95% confidence interval of the median is within PRECI
 (after the protocol's minimum samples and time) or the case's time budget is spent, in the
 spirit of nvbench's stdrel criterion; which one ended it is returned.
 
-Every timed call is followed, untimed, by runner.after(): its output is kept for the
-timed_output check and its inputs are drawn again (passes, timedcheck). The call before it is
-preceded by a device-side spin (torch.cuda._sleep) about as long as the host takes to issue
+Every timed call's input set is drawn again, untimed, immediately before it (runner.draw: after
+the previous call and its check, so nothing an earlier call started could have seen it), and
+the call is followed, untimed, by runner.after(): its output is kept for the timed_output check
+(passes, timedcheck). The call is preceded by a device-side spin (torch.cuda._sleep) about as long as the host takes to issue
 the call, so that the start event fires only once the call is queued: event time is then
 GPU time, not the host's launch latency (see kernels/NOTES.md: the noisy backward).
 
@@ -32,10 +33,18 @@ MAX_SAMPLES = 20000
 PROBE_MS = 50.0
 
 
-def _after(runner, i: int, out, *, check: bool, perturb: bool = True, pass_events=None) -> None:
+def _after(runner, i: int, out, *, check: bool, pass_events=None) -> None:
     after = getattr(runner, "after", None)
     if after is not None:
-        after(i, out, check=check, perturb=perturb, pass_events=pass_events)
+        after(i, out, check=check, pass_events=pass_events)
+
+
+def _reset(runner, i: int, draw: bool = True) -> None:
+    """Untimed, right before call i: its input set drawn again (unless the same content is
+    wanted, as in the repeated-input probe), then whatever the pass needs (a backward's graph)."""
+    if draw and hasattr(runner, "draw"):
+        runner.draw(i)
+    runner.reset(i)
 
 
 def _pick(runner) -> bool:
@@ -89,11 +98,11 @@ class Clock:
         if not self.cuda:
             out = []
             for i in indices:
-                runner.reset(i)
+                _reset(runner, i, perturb)
                 t0 = time.perf_counter_ns()
                 result = runner(i)
                 out.append(time.perf_counter_ns() - t0)
-                _after(runner, i, result, check=_pick(runner), perturb=perturb)
+                _after(runner, i, result, check=_pick(runner))
             return out
         if guard is None:
             return self._events(runner, indices, flush, perturb)
@@ -113,7 +122,7 @@ class Clock:
         # Everything is queued before one synchronize, so the host runs ahead of the GPU.
         pairs = []
         for i in indices:
-            runner.reset(i)
+            _reset(runner, i, perturb)
             self.lead()
             if flush:
                 self.flush()
@@ -122,7 +131,7 @@ class Clock:
             result = runner(i)
             end.record()
             pairs.append((start, end))
-            _after(runner, i, result, check=_pick(runner), perturb=perturb, pass_events=(start, end))
+            _after(runner, i, result, check=_pick(runner), pass_events=(start, end))
         torch.cuda.synchronize()
         return [int(round(s.elapsed_time(e) * 1e6)) for s, e in pairs]
 
@@ -138,7 +147,7 @@ class Clock:
         """
         whole, wait = [], []
         for i in range(calls):
-            runner.reset(i)
+            _reset(runner, i)
             self.sync()
             t0 = time.perf_counter_ns()
             result = runner(i)
@@ -155,12 +164,12 @@ def warm_up(clock: Clock, runner, min_calls: int = WARMUP_MIN_CALLS, min_ms: flo
     """Call until compilation and autotuning are behind us: the first call (which compiles),
     then at least `min_calls` more and `min_ms` of wall time. Returns (calls, ms per call,
     median host ms to issue one call)."""
-    runner.reset(0)
+    _reset(runner, 0)
     _after(runner, 0, runner(0), check=False)
     clock.sync()
     calls, t0, issue = 1, time.perf_counter(), []
     while True:
-        runner.reset(calls)
+        _reset(runner, calls)
         t1 = time.perf_counter()
         result = runner(calls)
         issue.append(time.perf_counter() - t1)
@@ -227,7 +236,7 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
             fresh += clock.timed(runner, range(at, at + per), guard=guard, batch=batch)
             at += per
             runner.reset(0)
-            _after(runner, 0, runner(0), check=False, perturb=False)
+            _after(runner, 0, runner(0), check=False)
             repeated += clock.timed(runner, [0] * per, guard=guard, batch=batch, perturb=False)
         out["repeatedMedianNs"] = int(statistics.median(repeated))
         out["repeatedFreshMedianNs"] = int(statistics.median(fresh))

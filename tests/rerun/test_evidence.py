@@ -195,6 +195,7 @@ def test_a_random_quarter_of_the_calls_is_checked():
 
     runner = PassRunner(TorchReference(), 2, 8, "fp32", DEVICE, "full", seed=3, pool=1, rtol=protocol.TOLERANCES["fp32"])
     for i in range(400):
+        runner.draw(i)
         runner.reset(i)
         out = runner(i)
         runner.after(i, out, check=runner.check.pick())
@@ -202,11 +203,20 @@ def test_a_random_quarter_of_the_calls_is_checked():
     assert check["calls"] == 400 and 0.15 < check["checkedGradients"] / 400 < 0.35, check  # 4.6 sigma
 
 
-def test_inputs_are_drawn_again_after_every_call_so_an_identity_cache_returns_wrong_outputs():
+def test_inputs_are_drawn_again_before_every_call_so_an_identity_cache_returns_wrong_outputs():
     from sitegen.rerun.cheats import IdentityCache
 
     check = _timed(IdentityCache())["timedCheck"]
     assert check["gradientFailures"] > 0
+
+
+def test_work_done_for_a_set_before_its_draw_answers_wrong():
+    from sitegen.rerun.cheats import PrefetchNext
+
+    assert _gate(PrefetchNext())["status"] == "passed"  # the gate's inputs are new objects each call
+    check = _timed(PrefetchNext())["timedCheck"]
+    assert check["lossFailures"] > 0 and check["gradientFailures"] > 0, check
+    assert not integrity.timed_output(check, 1e-3)["passed"]
 
 
 def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_its_own_inputs():
@@ -215,11 +225,12 @@ def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_i
     runner = PassRunner(TorchReference(), 6, 16, "fp32", DEVICE, "full", seed=4, pool=1, rtol=protocol.TOLERANCES["fp32"])
     seen = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
     for i in range(15):
+        runner.draw(i)
         runner.reset(i)
-        runner.after(i, runner(i), check=True)
         rows = {tuple(r) for r in runner.leaves[0].detach().cpu().tolist()}
         assert not rows & seen, f"call {i} saw a row again"
         seen |= rows
+        runner.after(i, runner(i), check=True)
     check = runner.check.verify()
     assert check["checkedGradients"] == 15 and check["lossFailures"] == check["gradientFailures"] == 0, check
 

@@ -62,6 +62,7 @@ def test_fresh_draws_hold_at_tiny_shapes(rows, vocab):
     runner = PassRunner(TorchReference(), rows, vocab, "fp32", DEVICE, "full", seed=6, pool=1,
                         rtol=protocol.TOLERANCES["fp32"])
     for i in range(3 * vocab + 4):
+        runner.draw(i)
         runner.reset(i)
         runner.after(i, runner(i), check=True)
     check = runner.check.verify()
