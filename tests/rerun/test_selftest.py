@@ -11,7 +11,7 @@ if not CUDA:
     pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
 
 CHEATS = ("phase-skip", "identity-cache", "forward-skips-dx", "wrong-gradient", "bf16-1.5pct",
-          "shape-special", "content-cache") + (("side-stream", "sampled-loss") if CUDA else ())
+          "shape-special", "content-cache", "prefetch-next") + (("side-stream", "sampled-loss") if CUDA else ())
 
 
 @pytest.fixture(scope="module")
