@@ -319,3 +319,11 @@ def test_a_protocol_that_times_its_own_loop_records_no_timed_output_check():
                      repeated_probe=False)
     # Absent, not failed: the record page then names timed_output as the check this run lacks.
     assert result["status"] == "passed" and "timed_output" not in {c["name"] for c in result["integrity"]}
+
+
+def test_the_gate_draws_its_seeds_in_secret_and_records_them():
+    from sitegen.kernels.jsd import JSD
+
+    first, second = _gate(JSD()), _gate(JSD())
+    seeds = [[c["seed"] for c in r["cases"]] for r in (first, second)]
+    assert len(set(seeds[0])) == 4 and set(seeds[0]).isdisjoint(seeds[1]), seeds
