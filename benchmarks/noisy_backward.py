@@ -17,7 +17,8 @@ import torch
 
 from sitegen.kernels.jsd import JSD
 from sitegen.rerun.passes import PassRunner
-from sitegen.rerun.timing import Clock, collect
+from sitegen.rerun.clock import Clock
+from sitegen.rerun.timing import collect
 
 
 def main() -> None:
@@ -27,15 +28,15 @@ def main() -> None:
     args = ap.parse_args()
     clock = Clock("cuda")
     for lead in (False, True, False, True) * ((args.rounds + 1) // 2):
-        runner = PassRunner(JSD(), args.tokens, 128256, "bf16", "cuda", "backward", seed=11, rtol=7e-3)
+        runner = PassRunner(JSD(), args.tokens, 128256, "bf16", "cuda", "backward", seed=11, rtol=7e-3, clock=clock)
         if not lead:
-            clock.set_lead = lambda host_ms: setattr(clock, "lead_cycles", 0)  # noqa: E731
+            clock.set_lead = lambda host_ms: setattr(clock, "lead_passes", 0)  # noqa: E731
         else:
             clock.set_lead = Clock.set_lead.__get__(clock)
         out = collect(clock, runner, min_samples=10, min_ms=100.0, max_ms=100.0, repeated_probe=False)
         s = out["samplesNs"]
         q = statistics.quantiles(s, n=5)
-        print(f"spin {'on ' if lead else 'off'} ({out['leadMs']:.3f} ms): median {statistics.median(s) / 1e3:.1f} us, "
+        print(f"lead {'on ' if lead else 'off'} ({out['leadMs']:.3f} ms): median {statistics.median(s) / 1e3:.1f} us, "
               f"p20 {q[0] / 1e3:.1f} p80 {q[3] / 1e3:.1f} us, {len(s)} samples, "
               f"wrong outputs {out['timedCheck']['lossFailures'] + out['timedCheck']['gradientFailures']}", flush=True)
         runner.release()

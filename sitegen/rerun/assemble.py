@@ -38,7 +38,7 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
     processes = []
     for p in per_process:
         entry = {"medianNs": summary(p["samplesNs"])["median"], "samplesNs": p["samplesNs"]}
-        for key in ("hostTimedNs", "hostWaitNs"):
+        for key in ("hostTimedNs", "hostWaitNs", "emptyWindowNs", "hiddenNs"):
             if p.get(key) is not None:
                 entry[key] = p[key]
         processes.append(entry)
@@ -79,7 +79,8 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         integrity.roofline(median, nbytes, copy_bytes_per_s, timed_pass=case.timed_pass,
                            full_ns=None if case.timed_pass == "full" else full_ns, full_bytes=full_bytes),
         integrity.host_timed(median, [p["hostTimedNs"] for p in per_process if p.get("hostTimedNs") is not None],
-                             [p["hostWaitNs"] for p in per_process if p.get("hostWaitNs") is not None]),
+                             [p["hostWaitNs"] for p in per_process if p.get("hostWaitNs") is not None],
+                             [p["hiddenNs"] for p in per_process if p.get("hiddenNs") is not None]),
         integrity.throttle(states, max_sm_mhz),
         integrity.exclusive(process_counts, expected_counts),
     ]

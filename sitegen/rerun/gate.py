@@ -6,10 +6,10 @@ from torch.Generator seed 2s and the teacher from 2s+1, on the device. Loss and 
 |Δloss| <= rtol·|loss| and ‖Δgrad‖₂ <= rtol·‖grad‖₂. Free device memory is filled with NaN
 before each call so that output elements the implementation never writes show up as NaN.
 
-A gate call looks to the implementation like a timed one (#18 item 1): the same L2 flush
-right before it, CUDA events around it, no synchronize of its own (the comparison's read of
-the loss waits, as the timed phase's batch end does). Telling the phases apart no longer pays
-anyway: the timed calls' own outputs are checked too (timedcheck).
+A gate call looks to the implementation like a timed one (#18 item 1): it runs in the same
+window (clock: lead, flush, the call, a device-wide synchronize), its backward in another, as a
+checked forward's does. Telling the phases apart would not pay anyway: the timed calls' own
+outputs are checked too (timedcheck).
 """
 
 from __future__ import annotations
@@ -64,25 +64,17 @@ def _poison(tensor_bytes: int, device: str) -> None:
 
 
 def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: torch.Tensor,
-          rtol: float, device: str, clock=None) -> dict:
+          rtol: float, device: str, clock) -> dict:
     """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
     _poison(x.numel() * x.element_size(), device)
     leaf = x.detach().clone().requires_grad_()
     active = modes()
     try:
-        if clock is not None:
-            clock.lead()
-            clock.flush()
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if device.startswith("cuda") else None
-        if events:
-            events[0].record()
-        loss = module(leaf, y)
-        if events:
-            events[1].record()
+        loss, _ = clock.window(lambda: module(leaf, y))
         # Before anything reads it: a subclass's methods would run the implementation's code.
         if why := foreign(loss, active):
             return {"error": why, "passed": False}
-        loss.backward()
+        clock.window(loss.backward)
     except Exception as exc:  # an implementation that raises fails the gate; it is reported
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
     grad = leaf.grad
@@ -109,7 +101,7 @@ def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: t
 def gate_workload(modules: dict, w: Workload, rtol: float, device: str, clock=None) -> dict[str, dict]:
     """{impl: {"status", "cases", "maxAbsError", "maxRelError", "notes"?}} for one workload."""
     if clock is None:
-        from sitegen.rerun.timing import Clock
+        from sitegen.rerun.clock import Clock
 
         clock = Clock(device)
     results = {name: {"cases": [], "errors": []} for name in modules}

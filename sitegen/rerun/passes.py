@@ -55,11 +55,12 @@ class PassRunner:
     """
 
     def __init__(self, module, rows: int, vocab: int, dtype: str, device: str, timed_pass: str,
-                 seed: int, pool: int | None = None, liger_script: bool = False, rtol: float | None = None):
+                 seed: int, pool: int | None = None, liger_script: bool = False, rtol: float | None = None,
+                 clock=None):
         self.module = module
+        self.clock = clock
         self.timed_pass = timed_pass
         self.liger_script = liger_script
-        self.cuda = device.startswith("cuda")
         n = pool or pool_size(rows, vocab, dtype)
         self._shape, self._dtype, self._device = (rows, vocab), dtype, device
         self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
@@ -67,7 +68,7 @@ class PassRunner:
         self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves] if liger_script else self.leaves
         self.ys = [self._draw(sy) for _, sy in self.recipes]
         self.losses: list = [None] * n
-        self.fwd_events: list = [None] * n
+        self.fwd_windows: list = [None] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
         self.check = None if liger_script else TimedCheck(rows, vocab, device, rtol)
@@ -80,13 +81,7 @@ class PassRunner:
         k = i % len(self.leaves)
         self.leaves[k].grad = None
         if self.timed_pass == "backward" and not self.liger_script:
-            ev = self._events()
-            if ev:
-                ev[0].record()
-            self.losses[k] = self.module(self.xs[k], self.ys[k])
-            if ev:
-                ev[1].record()
-            self.fwd_events[k] = ev
+            self.losses[k], self.fwd_windows[k] = self._window(lambda: self.module(self.xs[k], self.ys[k]))
 
     def __call__(self, i: int):
         k = i % len(self.xs)
@@ -108,7 +103,7 @@ class PassRunner:
         if self.check is not None:
             self.perturb(i % len(self.leaves))
 
-    def after(self, i: int, out, *, check: bool, pass_events=None) -> None:
+    def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
         gradient (forward: the backward, bracketed by events) and digest it."""
         if self.check is None:
@@ -125,23 +120,18 @@ class PassRunner:
             loss = _loss_copy(out)
             other = None
             if self.timed_pass == "forward":
-                other = self._events()
-                if other:
-                    other[0].record()
-                out.backward()
-                if other:
-                    other[1].record()
+                _, other = self._window(out.backward)
             elif self.timed_pass == "backward":
-                other = self.fwd_events[k]
+                other = self.fwd_windows[k]
             sx, sy = self.recipes[k]
             if foreign(self.leaves[k].grad, self._modes):
                 self.check.record_foreign()
             else:
-                self.check.record(loss, self.leaves[k].grad, pass_events, other,
+                self.check.record(loss, self.leaves[k].grad, window, other,
                                   redraw=lambda: (self._draw(sx), self._draw(sy)))
         elif out is not None:
             self.check.record_loss()
-        self.fwd_events[k] = None
+        self.fwd_windows[k] = None
 
     def perturb(self, k: int) -> None:
         # Seeds drawn now, not once: a generator's state could be read ahead by code in this
@@ -155,10 +145,12 @@ class PassRunner:
     def _draw(self, seed: int) -> torch.Tensor:
         return logprobs(*self._shape, self._dtype, self._device, seed)
 
-    def _events(self):
-        if not self.cuda:
-            return None
-        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    def _window(self, fn):
+        """The other half of a pass (a backward's forward, a forward's backward) in the same
+        pattern as the timed call, timed too: the full pass is judged on their sum."""
+        if self.clock is None:
+            return fn(), None
+        return self.clock.window(fn)
 
     def release(self) -> None:
         self.losses = []

@@ -5,6 +5,10 @@ Every candidate goes through the gate AND the timed measurement with every integ
 report names the checks that caught each cheat, and for every check the cheats it alone
 caught: a check that catches nothing the others miss is reported redundant.
 
+On a GPU it also probes the window itself (lead-overlap): side-stream work beside the lead
+must show in the time, so that probe's median must exceed the honest kernel's by at least
+PROBE_MIN_SHARE of its side copy's time alone.
+
 The cheats and what each does: sitegen/rerun/cheats.py.
 """
 
@@ -14,17 +18,19 @@ import torch
 
 from sitegen.rerun import gpustate, integrity, protocol
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, PrefetchNext, SampledLoss, ShapeSpecial,
-                                  SideStream, WrongGradient, bundled_kernel)
+from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, LeadOverlap, OffBy, PhaseSkip, PrefetchNext,
+                                  SampledLoss, ShapeSpecial, SideStream, WrongGradient, bundled_kernel)
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.gate import gate_workload
 from sitegen.rerun.passes import PassRunner
-from sitegen.rerun.timing import Clock, collect
+from sitegen.rerun.clock import Clock
+from sitegen.rerun.timing import collect
 
 CHECKS = ("gate", "timed_output", "roofline", "host_timed", "repeated_input", "throttle", "exclusive_gpu")
 ENVIRONMENT = ("throttle", "exclusive_gpu")
 GPU_ONLY = ("side-stream", "sampled-loss")
 CPU_REPEATED_SPEEDUP = 3.0
+PROBE_MIN_SHARE = 0.5
 
 
 def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
@@ -51,7 +57,7 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
     caught = [] if gate["status"] == "passed" else ["gate"]
     counts = [gpustate.compute_processes()]
     before = gpustate.state()
-    runner = PassRunner(module, w.tokens, w.vocab, w.dtype, device, "forward", seed=12345, rtol=rtol)
+    runner = PassRunner(module, w.tokens, w.vocab, w.dtype, device, "forward", seed=12345, rtol=rtol, clock=clock)
     # A shorter budget than a sweep case's (100 ms, one process): the self-test takes seconds.
     try:
         per = collect(clock, runner, min_samples=protocol.MIN_SAMPLES if cuda else protocol.INTERPRET_MIN_SAMPLES,
@@ -81,8 +87,22 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
     if "gate" in caught:
         details["gate"] = f"worst relative error {gate.get('maxRelError', float('nan')):.3g}" + (
             f" ({gate['notes'][:200]})" if gate.get("notes") else "")
-    return {"accepted": not caught, "caught": caught, "details": details,
-            "by": ", ".join(caught) if caught else f"median {result['timing']['latencyNs']['median']} ns"}
+    median = result["timing"]["latencyNs"]["median"] if "timing" in result else None
+    return {"accepted": not caught, "caught": caught, "details": details, "medianNs": median,
+            "by": ", ".join(caught) if caught else f"median {median} ns"}
+
+
+def probe_lead(device: str, w: Workload, clock: Clock, copy_bw: float, max_sm_mhz: int | None, honest_ns: int) -> dict:
+    """lead-overlap: its side copy, beside the lead, must be in its time."""
+    probe = LeadOverlap()
+    copy_ns = int(probe.copy_ms() * 1e6)
+    v = judge("lead-overlap", probe, w, device, clock, copy_bw, max_sm_mhz)
+    extra = (v["medianNs"] or 0) - honest_ns
+    v["ok"] = v["accepted"] and extra >= PROBE_MIN_SHARE * copy_ns
+    v["by"] = (f"median {v['medianNs']} ns, {extra} ns over the honest kernel's for a side copy of {copy_ns} ns alone "
+               f"(needs {PROBE_MIN_SHARE:.0%} of it: side work beside the lead counted)"
+               + ("" if v["accepted"] else f"; rejected by {', '.join(v['caught'])}"))
+    return v
 
 
 def uniqueness(verdicts: dict[str, dict]) -> dict[str, list[str]]:
@@ -112,9 +132,14 @@ def run_selftest(*, interpret: bool) -> dict:
         if cuda:
             torch.cuda.empty_cache()
     ok = all(v["accepted"] == name.startswith("honest") and not v.get("raised") for name, v in verdicts.items())
+    probes = {}
+    if cuda and verdicts["honest-fp32"]["medianNs"]:
+        probes["lead-overlap"] = probe_lead(device, fp32, clock, copy_bw, max_sm_mhz, verdicts["honest-fp32"]["medianNs"])
+        ok = ok and probes["lead-overlap"]["ok"]
     alone = uniqueness(verdicts)
     lines = [f"self-test on {device} ({fp32.key} and {bf16.dtype}, forward; every check run on every candidate):"]
     lines += [f"  {name}: {'accepted' if v['accepted'] else 'rejected'} by {v['by']}" for name, v in verdicts.items()]
+    lines += [f"  probe {name}: {'ok' if v['ok'] else 'FAILED'}: {v['by']}" for name, v in probes.items()]
     if not cuda:
         lines.append(f"  {', '.join(GPU_ONLY)}: skipped (only a GPU's clock can expose them)")
     for check in CHECKS:
@@ -127,5 +152,5 @@ def run_selftest(*, interpret: bool) -> dict:
         else:
             lines.append(f"  check {check}: not judged on a CPU")
     lines.append("self-test " + ("passed" if ok else "FAILED"))
-    return {"ok": ok, "device": device, "verdicts": verdicts, "alone": alone, "lines": lines,
+    return {"ok": ok, "device": device, "verdicts": verdicts, "probes": probes, "alone": alone, "lines": lines,
             "roofline_slack": integrity.ROOFLINE_SLACK}

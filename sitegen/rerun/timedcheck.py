@@ -107,18 +107,19 @@ class TimedCheck:
     def record_loss(self) -> None:
         self.unchecked += 1
 
-    def record(self, loss: torch.Tensor, grad, pass_events, other_events, *, redraw) -> None:
+    def record(self, loss: torch.Tensor, grad, window, other_window, *, redraw) -> None:
         """A checked call: its loss (as returned, copied) and gradient digest; redraw() gives
         its inputs again, for the reference, computed at verify() outside the timed loop."""
         got = digest(grad, self.proj, self.weights) if grad is not None else None
-        self.calls.append((loss, got, redraw, pass_events, other_events))
+        self.calls.append((loss, got, redraw, window, other_window))
 
     def record_foreign(self) -> None:
         """A call whose output could not be read as plain data: wrong, never read."""
         self.calls.append((None, None, None, None, None))
 
-    def verify(self) -> dict:
-        """Every checked call's loss and digest against its reference (one synchronisation)."""
+    def verify(self, base_ns: int = 0) -> dict:
+        """Every checked call's loss and digest against its reference (one synchronisation);
+        base_ns: an empty window's time, taken off each of a full pass's two windows."""
         rtol = self.rtol if self.rtol is not None else float("inf")
         loss_bad = grad_bad = 0
         worst_loss = worst_grad = 0.0
@@ -140,7 +141,7 @@ class TimedCheck:
             worst_grad = max(worst_grad, err)
             grad_bad += not err <= DIGEST_SLACK * rtol
             if ev is not None and other is not None:
-                full_ns.append(int(round((ev[0].elapsed_time(ev[1]) + other[0].elapsed_time(other[1])) * 1e6)))
+                full_ns.append(max(1, ev.total_ns() + other.total_ns() - 2 * base_ns))
         cap = 1e300
         return {"calls": len(self.calls) + self.unchecked, "checkedGradients": len(self.calls),
                 "lossFailures": loss_bad, "gradientFailures": grad_bad,

@@ -26,23 +26,25 @@ def copy_bandwidth(device: str) -> float:
     """Device-to-device copy bandwidth in bytes/s, counting bytes read plus bytes written."""
     import torch
 
-    from sitegen.rerun.timing import Clock
-
     n = (1 << 28) if device.startswith("cuda") else (1 << 22)  # 1 GiB or 16 MiB of float32
     src = torch.rand(n, device=device)
     dst = torch.empty_like(src)
-
-    class Copy:
-        def reset(self, i):
-            pass
-
-        def __call__(self, i):
+    dst.copy_(src)
+    samples = []
+    # Back to back between events (no window: a synchronize's wake-up would count as copy time).
+    for _ in range(10):
+        if device.startswith("cuda"):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
             dst.copy_(src)
-
-    clock = Clock(device)
-    Copy()(0)
-    samples = sorted(clock.timed(Copy(), range(10), flush=False))
-    median_ns = samples[len(samples) // 2]
+            end.record()
+            end.synchronize()
+            samples.append(int(round(start.elapsed_time(end) * 1e6)))
+        else:
+            t0 = time.perf_counter_ns()
+            dst.copy_(src)
+            samples.append(time.perf_counter_ns() - t0)
+    median_ns = sorted(samples)[len(samples) // 2]
     return 2 * n * src.element_size() / (median_ns * 1e-9)
 
 
@@ -51,6 +53,7 @@ def run(plan: dict) -> dict:
 
     from sitegen.rerun import gpustate, implementations, timing
     from sitegen.rerun.cases import Workload
+    from sitegen.rerun.clock import Clock
     from sitegen.rerun.environment import device_facts, software_facts
     from sitegen.rerun.gate import gate_workload
     from sitegen.rerun.passes import PassRunner
@@ -84,7 +87,7 @@ def run(plan: dict) -> dict:
     _log(plan, f"copy bandwidth {result['copyBytesPerS'] / 1e9:.1f} GB/s", t0)
     loads = [Workload(*w) for w in plan["workloads"]]
     skip = set(plan.get("skip", []))
-    clock = timing.Clock(device)
+    clock = Clock(device)
     if plan["gate"]:
         # The modules that will be timed are the ones gated (torch.compile too, dynamic=False).
         for g, w in enumerate(loads):
@@ -107,7 +110,7 @@ def run(plan: dict) -> dict:
         try:
             runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
                                 seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
-                                liger_script=plan["mode"] == "do_bench", rtol=plan["rtol"][w.dtype])
+                                liger_script=plan["mode"] == "do_bench", rtol=plan["rtol"][w.dtype], clock=clock)
             if plan["mode"] == "do_bench":
                 out = timing.do_bench_samples(clock, runner)
             else:

@@ -25,8 +25,11 @@ SITE_TESTS = ["tests/site/test_site_ranks_trust.py", "tests/site/test_site_ranki
 # name, file, text as it is, text of the mutant, tests that must catch it
 MUTANTS = [
     ("host_timed never refuses", "sitegen/rerun/integrity.py",
+     '"passed": hidden <= bound,', '"passed": True,', RERUN_TESTS),
+    ("host_timed never refuses under do_bench", "sitegen/rerun/integrity.py",
      "ok = median_ns >= HOST_MIN_RATIO * hidden or hidden - median_ns <= HOST_SLACK_NS", "ok = True", RERUN_TESTS),
-    ("hostWaitNs forced to 0", "sitegen/rerun/timing.py",
+    ("hiddenNs forced to 0", "sitegen/rerun/timing.py", '"hiddenNs": clock.hidden_ns(tails)', '"hiddenNs": 0', RERUN_TESTS),
+    ("hostWaitNs forced to 0 under do_bench", "sitegen/rerun/timing.py",
      '"hostWaitNs": int(statistics.median(wait))', '"hostWaitNs": 0', RERUN_TESTS),
     ("the self-test ignores integrity results", "sitegen/rerun/selftest.py",
      'for c in result["integrity"]:', "for c in []:", RERUN_TESTS),
@@ -54,6 +57,14 @@ MUTANTS = [
     ("references from the next draw", "sitegen/rerun/passes.py",
      "            sx, sy = self.recipes[k]\n", "            self.perturb(k)\n            sx, sy = self.recipes[k]\n",
      RERUN_TESTS),
+    ("a window without its device-wide synchronize", "sitegen/rerun/clock.py",
+     "        self.sync()\n        return result, Window(", "        return result, Window(", RERUN_TESTS),
+    ("empty windows not subtracted", "sitegen/rerun/clock.py",
+     "return max(1, w.total_ns() - self.base_ns())", "return max(1, w.total_ns())", RERUN_TESTS),
+    ("the window starts after the lead and flush (GPU only)", "sitegen/rerun/clock.py",
+     "        start = self._mark()\n        if self.cuda:\n            for _ in range(self.lead_passes + 1):\n                self.flush_buf.zero_()\n",
+     "        if self.cuda:\n            for _ in range(self.lead_passes + 1):\n                self.flush_buf.zero_()\n        start = self._mark()\n",
+     ["tests/rerun/test_selftest.py"]),
     ("repeated_input never flags", "sitegen/rerun/integrity.py",
      '"passed": speedup <= REPEATED_MAX_SPEEDUP', '"passed": True', RERUN_TESTS),
     ("throttle never flags", "sitegen/rerun/integrity.py",
@@ -87,12 +98,23 @@ def run(name: str, rel: str, old: str, new: str, tests: list[str], timeout: int)
     return "ERROR", time.monotonic() - t0, (proc.stdout + proc.stderr).strip().splitlines()[-1][:200]
 
 
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="run only the mutants whose name contains one of these")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per mutant")
     args = ap.parse_args()
     chosen = [m for m in MUTANTS if not args.only or any(o in m[0] for o in args.only)]
+    if not _cuda():
+        # Only a GPU's clock can see where the window starts: those mutants run on one.
+        chosen = [m for m in chosen if "(GPU only)" not in m[0]]
     dirty = subprocess.run(["git", "status", "--porcelain", "--", *sorted({m[1] for m in chosen})], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     if dirty:

@@ -1,6 +1,7 @@
 """Evidence that holds against a cheater (#18): timed outputs checked, sampling to precision,
 tolerances that fail a 1% error, and each gate comparison able to fail."""
 
+import statistics
 import time
 
 import pytest
@@ -18,7 +19,8 @@ pytest.importorskip("triton", reason="the bundled kernel needs triton")
 from sitegen.rerun.gate import gate_workload  # noqa: E402
 from sitegen.rerun.passes import PassRunner  # noqa: E402
 from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest  # noqa: E402
-from sitegen.rerun.timing import Clock, collect  # noqa: E402
+from sitegen.rerun.clock import Clock  # noqa: E402
+from sitegen.rerun.timing import collect  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
@@ -68,8 +70,8 @@ def test_each_tolerance_fails_a_kernel_off_by_a_percent_and_passes_the_honest_on
 
 
 def _timed(module, timed_pass="forward", dtype="fp32"):
-    runner = PassRunner(module, 8, 64, dtype, DEVICE, timed_pass, seed=3, rtol=protocol.TOLERANCES[dtype])
     clock = Clock(DEVICE)
+    runner = PassRunner(module, 8, 64, dtype, DEVICE, timed_pass, seed=3, rtol=protocol.TOLERANCES[dtype], clock=clock)
     return collect(clock, runner, min_samples=24, min_ms=0.0, max_ms=0.0, repeated_probe=False,
                    warmup=protocol.INTERPRET_WARMUP if not CUDA else protocol.WARMUP)
 
@@ -303,13 +305,48 @@ def test_sampling_stops_at_precision_or_at_the_budget():
     assert noisy["samplingStoppedBy"] == "budget" and sum(noisy["samplesNs"]) >= 30e6
 
 
-def test_host_wait_is_what_the_sync_waited_after_the_call_returned():
+def test_work_left_running_after_the_call_is_in_its_time_and_seen_as_hidden():
     class SlowSync(Clock):
         def sync(self):
-            time.sleep(0.005)  # stands for GPU work the call left running
+            time.sleep(0.005)  # stands for GPU work the call left running on a side stream
 
-    out = SlowSync("cpu").host_batch(_Steady(), 5)
+    out = collect(SlowSync("cpu"), _Steady(), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False,
+                  warmup=(1, 0.0))
+    # An empty window waits as long, so what is left is the call's 1 ms; the hidden work is
+    # what the call's windows waited beyond an empty one's.
+    assert out["emptyWindowNs"] >= 4_500_000
+    assert 900_000 <= statistics.median(out["samplesNs"]) < 3_000_000
+
+
+def test_do_bench_runs_get_a_host_timed_batch_that_sees_work_left_running():
+    from sitegen.rerun.timing import host_batch
+
+    class SlowSync(Clock):
+        def sync(self):
+            time.sleep(0.005)
+
+    out = host_batch(SlowSync("cpu"), _Steady(), 5)
     assert out["hostWaitNs"] >= 4_000_000 and out["hostTimedNs"] >= out["hostWaitNs"]
+
+    class HiddenWork(_Steady):
+        def __init__(self, clock):
+            self.clock = clock
+
+        def __call__(self, i):
+            self.clock.pending = 0.004  # work the next sync must wait for
+
+    class PendingSync(Clock):
+        pending = 0.0
+
+        def sync(self):
+            time.sleep(self.pending)
+            self.pending = 0.0
+
+    clock = PendingSync("cpu")
+    out = collect(clock, HiddenWork(clock), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False, warmup=(1, 0.0))
+    assert out["hiddenNs"] >= 3_500_000 and min(out["samplesNs"]) >= 3_500_000  # counted, and seen
+    check = integrity.host_timed(statistics.median(out["samplesNs"]), [], [], [out["hiddenNs"]])
+    assert not check["passed"] and "handed back unfinished" in check["detail"]
 
 
 def test_a_protocol_that_times_its_own_loop_records_no_timed_output_check():

@@ -68,17 +68,16 @@ class _FakeEvents:
         self.times = iter(times)
         clock._events = self
 
-    def __call__(self, runner, indices, flush, perturb=True):
+    def __call__(self, runner, indices, perturb=True, tails=None):
         self.batches.append(list(indices))
         t = next(self.times)
         return [t] * len(indices)
 
 
-def _cuda_clock():
-    from sitegen.rerun.timing import Clock
+def _host_clock():
+    from sitegen.rerun.clock import Clock
 
     clock = Clock("cpu")
-    clock.cuda = True  # take the event path; _events is replaced below
     return clock
 
 
@@ -87,7 +86,7 @@ def test_a_batch_that_ended_throttled_is_taken_again_and_never_kept(monkeypatch)
     monkeypatch.setattr(integrity, "RECOVER_MIN_S", 0.0)
     # batch 1 calm; batch 2 ends capped, the recovery wait sees calm, the re-take is calm; batch 3 calm
     _states(monkeypatch, [CALM, CAPPED, CALM, CALM, CALM])
-    clock = _cuda_clock()
+    clock = _host_clock()
     events = _FakeEvents(clock, [100, 900, 200, 300])
     guard = ThrottleGuard(1980)
     samples = clock.timed(None, range(6), guard=guard, batch=2)
@@ -99,7 +98,7 @@ def test_a_batch_that_ended_throttled_is_taken_again_and_never_kept(monkeypatch)
 def test_once_the_budget_is_spent_throttled_batches_are_kept_and_reported(monkeypatch):
     pytest.importorskip("torch")
     _states(monkeypatch, [CALM, HOT, CALM])
-    clock = _cuda_clock()
+    clock = _host_clock()
     _FakeEvents(clock, [100, 900, 200])
     guard = ThrottleGuard(1980, budget_s=0.0)
     samples = clock.timed(None, range(3), guard=guard, batch=1)
@@ -122,10 +121,8 @@ def test_every_event_timed_call_of_a_case_goes_through_the_guard(monkeypatch):
     pytest.importorskip("torch")
     from sitegen.rerun.timing import collect
 
-    clock = _cuda_clock()
-    monkeypatch.setattr(clock, "sync", lambda: None)
-    monkeypatch.setattr(clock, "flush", lambda: None)
-    monkeypatch.setattr(clock, "_events", lambda runner, indices, flush, perturb=True: [1_000_000] * len(indices))
+    clock = _host_clock()
+    monkeypatch.setattr(clock, "_events", lambda runner, indices, perturb=True, tails=None: [1_000_000] * len(indices))
 
     class Runner:
         def __len__(self):
