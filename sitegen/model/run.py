@@ -58,8 +58,8 @@ class ProcessTiming(Strict):
     """Per-call time of a synchronized host-timed batch, as a cross-check."""
     hostWaitNs: NonNegativeInt | None = None
     """Per-call time the host still waited, in that batch, after the call returned: GPU work the call left running on any stream."""
-    emptyWindowNs: NonNegativeInt | None = None
-    """Median time of an empty call's window (lead, L2 flush, device-wide synchronize), taken off every sample of this process."""
+    emptySyncNs: NonNegativeInt | None = None
+    """Median time a device-wide synchronize took once an empty call's stream was done: taken off each sample's synchronize wait, in this process."""
     hiddenNs: NonNegativeInt | None = None
     """Median time the call's work went on after its own stream was done (until every stream was), less an empty call's: work it handed back unfinished, counted in its samples."""
 

@@ -38,7 +38,7 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
     processes = []
     for p in per_process:
         entry = {"medianNs": summary(p["samplesNs"])["median"], "samplesNs": p["samplesNs"]}
-        for key in ("hostTimedNs", "hostWaitNs", "emptyWindowNs", "hiddenNs"):
+        for key in ("hostTimedNs", "hostWaitNs", "emptySyncNs", "hiddenNs"):
             if p.get(key) is not None:
                 entry[key] = p[key]
         processes.append(entry)

@@ -22,19 +22,9 @@ Cheats (the six of #18 item 5, then one per check that no other check would catc
 On a CPU there is no GPU clock to judge time by: the cheats only a time can expose
 (side-stream, sampled-loss) are skipped there, and repeated_input allows CPU_REPEATED_SPEEDUP.
 
-Beside the cheats, one probe of the window itself (selftest: not a cheat to reject, a time to
-check), on a GPU:
-  lead-overlap        idles on the host through its first calls, so that the lead grows to its
-                      maximum, then starts on a side stream, as each call begins, a copy that
-                      needs nothing from the inputs, beside the bundled kernel: the copy runs
-                      beside the lead. It is in the window only if the lead moves memory inside
-                      the window, so its time must exceed the honest kernel's by most of the
-                      copy's.
 """
 
 from __future__ import annotations
-
-import time
 
 import torch
 
@@ -242,41 +232,3 @@ class ContentCache(torch.nn.Module):
         self.key, self.result = key, _honest(x, y)
         return _Given.apply(x, *self.result)
 
-
-class LeadOverlap(torch.nn.Module):
-    """The bundled kernel, and on a side stream started as the call begins a copy of COPY_BYTES
-    (input-free, so it may run at once, beside the lead); the caller's stream waits for it."""
-
-    COPY_BYTES = 512 << 20
-    SLOW_CALLS = 20
-    IDLE_S = 0.0008
-
-    def __init__(self):
-        super().__init__()
-        self.stream = torch.cuda.Stream()
-        self.src = torch.empty(self.COPY_BYTES, dtype=torch.uint8, device="cuda")
-        self.dst = torch.empty_like(self.src)
-        self.calls = 0
-
-    def copy_ms(self) -> float:
-        """The copy alone, between events."""
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(5):
-            start.record()
-            self.dst.copy_(self.src)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return sorted(times)[2]
-
-    def forward(self, x, y):
-        self.calls += 1
-        if self.calls <= self.SLOW_CALLS:
-            time.sleep(self.IDLE_S)  # the host's issue time in warm-up sets the lead
-        with torch.cuda.stream(self.stream):
-            self.dst.copy_(self.src)
-            done = self.stream.record_event()
-        loss = bundled_kernel()(x, y)
-        torch.cuda.current_stream().wait_event(done)
-        return loss

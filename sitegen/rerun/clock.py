@@ -1,25 +1,22 @@
 """One call pattern for every call the harness makes of an implementation: a window.
 
-    start event · lead · L2 flush · the call · mid event · device-wide synchronize · end event
+    lead spin · L2 flush · start event · the call · mid event · (host polls mid) · device-wide synchronize
 
 Gate calls, warm-up calls, timed calls, the forward that builds a timed backward's graph and the
 backward that completes a checked forward all run in this pattern, so no phase can be told from
 another by the queue's state or by a synchronize only one of them has.
 
 Why each part is where it is:
-- The synchronize waits for every stream. Work the call leaves running on a side stream is inside
-  its window, and nothing from one call is in flight when the next call's inputs are drawn.
-- The window starts before the lead and the flush, and both move memory (zero_ passes over a
-  256 MiB buffer). A side stream that the call starts while they run shares their bandwidth and
-  lengthens them by about the bytes it moves. A spin would have left the memory system free to
-  it. The lead is there so that the call is queued before the GPU reaches it: the window then
-  holds GPU work, not the host's launch latency (kernels/NOTES.md: the noisy backward).
-- What an empty call's window takes is subtracted: the median of empty windows interleaved with
-  the timed ones in the same process (one per BASE_EVERY calls), which holds the lead, the flush,
-  the synchronize's wake-up and the end event's launch.
-- mid → end is the time the call's work went on after its own stream was done. Less an empty
-  window's, that is work the call handed back unfinished (host_timed); it is counted in the time
-  either way.
+- The lead (torch.cuda._sleep, LEAD_FACTOR × the host's time to issue the call) holds the GPU
+  until the call is queued: start → mid is then GPU work, not the host's launch latency
+  (kernels/NOTES.md: the noisy backward). The flush evicts the previous call's data from L2.
+- start → mid brackets the caller's stream. Work the call leaves running on another stream
+  shows once mid has fired: the host polls mid (no sleep, so no wake-up latency), then times a
+  device-wide synchronize. That wait, less an empty call's (the median of empty windows
+  interleaved with the calls, one per BASE_EVERY), is added to the sample, so it is counted,
+  and host_timed refuses a call that leaves much of it (its outputs were handed back unfinished).
+- The synchronize closes every window: nothing from one call is in flight when the next call's
+  inputs are drawn, so no call can start on inputs before the call that uses them.
 
 On a CPU (--interpret) the host clock stands in for the events and nothing is flushed.
 """
@@ -34,31 +31,25 @@ import torch
 
 from sitegen.rerun.protocol import FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 
-# One empty window per this many timed calls: enough (and spread through the samples) for a
-# median of the fixed cost that drifts as the GPU's clocks do, without doubling short cases.
+# One empty window per this many timed calls: enough, and spread through the samples, for a
+# median of the synchronize's fixed cost, without doubling short cases.
 BASE_EVERY = 4
 BASE_FIRST = 5
 
 
 class Window:
-    """One call's window; times read once the window's end has completed."""
+    """One call's window: GPU time of the caller's stream, and the host time the device-wide
+    synchronize then waited (work left on other streams, plus the call's fixed cost)."""
 
-    __slots__ = ("start", "mid", "end")
+    __slots__ = ("start", "mid", "wait")
 
-    def __init__(self, start, mid, end):
-        self.start, self.mid, self.end = start, mid, end
+    def __init__(self, start, mid, wait: int):
+        self.start, self.mid, self.wait = start, mid, wait
 
-    def total_ns(self) -> int:
+    def stream_ns(self) -> int:
         if isinstance(self.start, int):
-            return self.end - self.start
-        self.end.synchronize()
-        return int(round(self.start.elapsed_time(self.end) * 1e6))
-
-    def tail_ns(self) -> int:
-        if isinstance(self.start, int):
-            return self.end - self.mid
-        self.end.synchronize()
-        return int(round(self.mid.elapsed_time(self.end) * 1e6))
+            return self.mid - self.start
+        return int(round(self.start.elapsed_time(self.mid) * 1e6))
 
 
 def reset(runner, i: int, draw: bool = True) -> None:
@@ -86,32 +77,30 @@ class Clock:
     def __init__(self, device: str):
         self.cuda = device.startswith("cuda")
         self.flush_buf = torch.empty(FLUSH_BYTES if self.cuda else 1, dtype=torch.int8, device=device)
-        self.lead_passes = 0
-        self.pass_ms = self._calibrate() if self.cuda else 0.0
+        self.lead_cycles = 0
+        self.cycles_per_ms = self._calibrate() if self.cuda else 0.0
         self.base: list[int] = []
-        self.base_tail: list[int] = []
 
     def _calibrate(self) -> float:
-        """Milliseconds one zero_ pass over the flush buffer takes on this GPU."""
+        """Cycles of torch.cuda._sleep per millisecond on this GPU (its clock as it runs)."""
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        self.flush_buf.zero_()
+        torch.cuda._sleep(1000)
         start.record()
-        for _ in range(20):
-            self.flush_buf.zero_()
+        torch.cuda._sleep(2_000_000)
         end.record()
         end.synchronize()
-        return max(start.elapsed_time(end) / 20, 1e-3)
+        return 2_000_000 / max(start.elapsed_time(end), 1e-3)
 
     @property
     def lead_ms(self) -> float:
-        return round(self.lead_passes * self.pass_ms, 4)
+        return round(self.lead_cycles / self.cycles_per_ms, 4) if self.lead_cycles else 0.0
 
     def set_lead(self, host_ms: float) -> None:
-        """Lead each call by LEAD_FACTOR × the host's time to issue it (at most LEAD_MAX_MS), in
-        whole passes; the empty windows are measured again for the new lead."""
+        """Spin LEAD_FACTOR × the host's time to issue a call (at most LEAD_MAX_MS) before each
+        call; the empty windows are measured again."""
         if self.cuda:
-            self.lead_passes = max(0, math.ceil(min(LEAD_MAX_MS, LEAD_FACTOR * host_ms) / self.pass_ms) - 1)
-        self.base, self.base_tail = [], []
+            self.lead_cycles = int(min(LEAD_MAX_MS, LEAD_FACTOR * host_ms) * self.cycles_per_ms)
+        self.base = []
         for _ in range(BASE_FIRST):
             self.empty()
 
@@ -128,38 +117,40 @@ class Clock:
 
     def window(self, fn):
         """(fn()'s result, its Window): the one pattern every call of an implementation runs in."""
-        start = self._mark()
         if self.cuda:
-            for _ in range(self.lead_passes + 1):
-                self.flush_buf.zero_()
+            if self.lead_cycles:
+                torch.cuda._sleep(self.lead_cycles)
+            self.flush_buf.zero_()
+        start = self._mark()
         result = fn()
         mid = self._mark()
+        if self.cuda:
+            while not mid.query():  # polled: a blocking wait's wake-up would count as hidden work
+                pass
+        t0 = time.perf_counter_ns()
         self.sync()
-        return result, Window(start, mid, self._mark())
+        return result, Window(start, mid, time.perf_counter_ns() - t0)
 
     def empty(self) -> None:
-        """An empty call's window, for the fixed cost subtracted from every window."""
+        """An empty call's window, for the synchronize's fixed cost."""
         _, w = self.window(lambda: None)
-        self.base.append(w.total_ns())
-        self.base_tail.append(w.tail_ns())
+        self.base.append(w.wait)
 
     def base_ns(self) -> int:
         return int(statistics.median(self.base)) if self.base else 0
 
     def net_ns(self, w: Window) -> int:
-        """The call's own time: its window less an empty one's (at least 1 ns)."""
-        return max(1, w.total_ns() - self.base_ns())
+        """The call's time: its stream's, plus what the synchronize waited beyond an empty call's."""
+        return max(1, w.stream_ns() + w.wait - self.base_ns())
 
-    def hidden_ns(self, tails: list[int]) -> int:
+    def hidden_ns(self, waits: list[int]) -> int:
         """Median time work went on after the call's own stream was done, less an empty call's."""
-        if not tails:
-            return 0
-        return max(0, int(statistics.median(tails)) - (int(statistics.median(self.base_tail)) if self.base_tail else 0))
+        return max(0, int(statistics.median(waits)) - self.base_ns()) if waits else 0
 
     def timed(self, runner, indices, *, guard=None, batch: int = 0, perturb: bool = True,
               tails: list[int] | None = None) -> list[int]:
-        """One sample per index: (draw and reset, untimed; the call in its window); returns net
-        nanoseconds, and appends each window's tail to `tails`.
+        """One sample per index: (draw and reset, untimed; the call in its window); returns
+        nanoseconds, and appends each window's synchronize wait to `tails`.
 
         With a ThrottleGuard, samples are taken `batch` at a time and a batch that ended with
         the GPU throttled is taken again once it has recovered (see throttleguard).
@@ -189,5 +180,5 @@ class Clock:
             windows.append(w)
             after(runner, i, result, check=pick(runner), window=w)
         if tails is not None:
-            tails += [w.tail_ns() for w in windows]
+            tails += [w.wait for w in windows]
         return [self.net_ns(w) for w in windows]

@@ -49,9 +49,8 @@ MAX_TIME_MS = 900.0
 # minimum samples: a host-bound call (a 16 us backward through the autograd engine, with the
 # spin below) costs ~1.4 ms of wall time per sample, so its minimum event time alone took ~9 s.
 MAX_WALL_S = 1.5
-# Inside each call's window, before the flush, the GPU zeroes the flush buffer for LEAD_FACTOR ×
-# the host's median time to issue one call (at most LEAD_MAX_MS), so that the window holds GPU
-# work even for a host-bound call; it moves memory, so work on a side stream beside it shows.
+# Before each call (and its flush) the GPU spins LEAD_FACTOR × the host's median time to issue
+# one call (at most LEAD_MAX_MS), so that event time is GPU time even for a host-bound call.
 LEAD_FACTOR = 1.5
 LEAD_MAX_MS = 1.0
 PROCESSES = 3
@@ -177,13 +176,13 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "outside the timed region (an implementation may consume what its forward saved); "
         "full = forward then backward; torch.compile is compiled for each timed shape (dynamic=False), and "
         "that same module is the one the gate checks. Every call of an implementation (gate, warm-up, timed, "
-        "and the untimed other half of a checked pass) runs in one window: a CUDA event, a lead and the L2 "
-        f"cache flush (zero_ passes over a {FLUSH_BYTES >> 20} MiB buffer, the lead lasting {LEAD_FACTOR:g}x the "
-        f"host's time to issue the call, at most {LEAD_MAX_MS:g} ms, so that the call is queued before the GPU "
-        "reaches it), the call, a device-wide synchronize (every stream), and a closing CUDA event; a sample "
-        "is the window less the median of empty windows interleaved with the calls in the same process "
-        "(one before every 4th call), so work the call runs on any stream, beside its lead and flush (which "
-        "move memory) or after it returns, is in its time; "
+        "and the untimed other half of a checked pass) runs in one pattern: the GPU held by a spin of "
+        f"{LEAD_FACTOR:g}x the host's time to issue the call (at most {LEAD_MAX_MS:g} ms, so that the events time "
+        f"the GPU, not the launch), the L2 cache zeroed ({FLUSH_BYTES >> 20} MiB), a CUDA event, the call, a CUDA "
+        "event that the host then polls, and a device-wide synchronize (every stream) timed on the host; a "
+        "sample is the time between the events plus what that synchronize waited beyond an empty call's "
+        "(the median of empty calls interleaved with the calls in the same process, one before every 4th), "
+        "so work the call left running on any stream is in its time; "
 "inputs from a pool of 2-3 random sets at distinct addresses, and immediately before every call "
         "(before its lead and flush), untimed, the set it uses drawn again, student and teacher, from a "
         "generator seeded from the operating system's secret source at that moment, so no call sees content "
@@ -210,7 +209,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "(forward: with its untimed backward; backward: with the untimed forward that built its graph) when "
         "their sum is below the full pass's floor: a backward under its own floor passes only there, as the "
         "work its forward did, or when the call handed back work unfinished: the median time its work went on "
-        "after its own stream was done, less an empty window's, over "
+        "after its own stream was done, less an empty call's, over "
         f"{integrity.HIDDEN_MAX_SHARE:.0%} of the median plus {integrity.HIDDEN_SLACK_NS / 1e3:g} us (host_timed)"
 "; a speed-up over "
         f"{integrity.REPEATED_MAX_SPEEDUP - 1:.0%} of calls "

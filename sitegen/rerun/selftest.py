@@ -5,20 +5,21 @@ Every candidate goes through the gate AND the timed measurement with every integ
 report names the checks that caught each cheat, and for every check the cheats it alone
 caught: a check that catches nothing the others miss is reported redundant.
 
-On a GPU it also probes the window itself (lead-overlap): side-stream work beside the lead
-must show in the time, so that probe's median must exceed the honest kernel's by at least
-PROBE_MIN_SHARE of its side copy's time alone.
+On a GPU the side-stream cheat also shows that work left running is counted: its median must
+be at least COUNTED_SHARE of the work it left running after return.
 
 The cheats and what each does: sitegen/rerun/cheats.py.
 """
 
 from __future__ import annotations
 
+import statistics
+
 import torch
 
 from sitegen.rerun import gpustate, integrity, protocol
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, LeadOverlap, OffBy, PhaseSkip, PrefetchNext,
+from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, PrefetchNext,
                                   SampledLoss, ShapeSpecial, SideStream, WrongGradient, bundled_kernel)
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.gate import gate_workload
@@ -30,7 +31,7 @@ CHECKS = ("gate", "timed_output", "roofline", "host_timed", "repeated_input", "t
 ENVIRONMENT = ("throttle", "exclusive_gpu")
 GPU_ONLY = ("side-stream", "sampled-loss")
 CPU_REPEATED_SPEEDUP = 3.0
-PROBE_MIN_SHARE = 0.5
+COUNTED_SHARE = 0.9
 
 
 def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
@@ -87,22 +88,17 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
     if "gate" in caught:
         details["gate"] = f"worst relative error {gate.get('maxRelError', float('nan')):.3g}" + (
             f" ({gate['notes'][:200]})" if gate.get("notes") else "")
-    median = result["timing"]["latencyNs"]["median"] if "timing" in result else None
+    median = int(statistics.median(per["samplesNs"]))
     return {"accepted": not caught, "caught": caught, "details": details, "medianNs": median,
-            "by": ", ".join(caught) if caught else f"median {median} ns"}
+            "hiddenNs": per.get("hiddenNs"), "by": ", ".join(caught) if caught else f"median {median} ns"}
 
 
-def probe_lead(device: str, w: Workload, clock: Clock, copy_bw: float, max_sm_mhz: int | None, honest_ns: int) -> dict:
-    """lead-overlap: its side copy, beside the lead, must be in its time."""
-    probe = LeadOverlap()
-    copy_ns = int(probe.copy_ms() * 1e6)
-    v = judge("lead-overlap", probe, w, device, clock, copy_bw, max_sm_mhz)
-    extra = (v["medianNs"] or 0) - honest_ns
-    v["ok"] = v["accepted"] and extra >= PROBE_MIN_SHARE * copy_ns
-    v["by"] = (f"median {v['medianNs']} ns, {extra} ns over the honest kernel's for a side copy of {copy_ns} ns alone "
-               f"(needs {PROBE_MIN_SHARE:.0%} of it: side work beside the lead counted)"
-               + ("" if v["accepted"] else f"; rejected by {', '.join(v['caught'])}"))
-    return v
+def counted(v: dict) -> dict:
+    """side-stream: the work it left running is in its time, not only flagged."""
+    hidden = v.get("hiddenNs") or 0
+    ok = hidden > 0 and v["medianNs"] >= COUNTED_SHARE * hidden
+    return {"ok": ok, "by": f"median {v['medianNs']} ns with {hidden} ns of work left running after return "
+                            f"(counted: needs the median at {COUNTED_SHARE:.0%} of it or more)"}
 
 
 def uniqueness(verdicts: dict[str, dict]) -> dict[str, list[str]]:
@@ -133,9 +129,9 @@ def run_selftest(*, interpret: bool) -> dict:
             torch.cuda.empty_cache()
     ok = all(v["accepted"] == name.startswith("honest") and not v.get("raised") for name, v in verdicts.items())
     probes = {}
-    if cuda and verdicts["honest-fp32"]["medianNs"]:
-        probes["lead-overlap"] = probe_lead(device, fp32, clock, copy_bw, max_sm_mhz, verdicts["honest-fp32"]["medianNs"])
-        ok = ok and probes["lead-overlap"]["ok"]
+    if cuda:
+        probes["side-stream counted"] = counted(verdicts["side-stream"])
+        ok = ok and probes["side-stream counted"]["ok"]
     alone = uniqueness(verdicts)
     lines = [f"self-test on {device} ({fp32.key} and {bf16.dtype}, forward; every check run on every candidate):"]
     lines += [f"  {name}: {'accepted' if v['accepted'] else 'rejected'} by {v['by']}" for name, v in verdicts.items()]

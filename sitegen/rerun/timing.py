@@ -112,7 +112,7 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
         "warmupCalls": warm_calls,
         "samplingStoppedBy": stopped,
         "leadMs": clock.lead_ms,
-        "emptyWindowNs": clock.base_ns(),
+        "emptySyncNs": clock.base_ns(),
         "hiddenNs": clock.hidden_ns(tails),
     }
     if repeated_probe:
