@@ -59,9 +59,9 @@ class ProcessTiming(Strict):
     hostWaitNs: NonNegativeInt | None = None
     """Per-call time the host still waited, in that batch, after the call returned: GPU work the call left running on any stream."""
     emptySyncNs: NonNegativeInt | None = None
-    """Median time a device-wide synchronize took once an empty call's stream was done: taken off each sample's synchronize wait, in this process."""
+    """Median time a device-wide synchronize took once an empty call's stream was done, in this process: taken off the calls' waits for hiddenNs."""
     hiddenNs: NonNegativeInt | None = None
-    """Median time the call's work went on after its own stream was done (until every stream was), less an empty call's: work it handed back unfinished, counted in its samples."""
+    """Median time the call's work went on after its own stream was done (until every stream was), less an empty call's: work it handed back unfinished, which its samples do not hold."""
 
 
 class Timing(Strict):

@@ -1,22 +1,23 @@
 """One call pattern for every call the harness makes of an implementation: a window.
 
-    lead spin · L2 flush · start event · the call · mid event · (host polls mid) · device-wide synchronize
+    synchronize · lead spin · L2 flush · start event · the call · mid event · (host polls mid) ·
+    device-wide synchronize, timed on the host
 
 Gate calls, warm-up calls, timed calls, the forward that builds a timed backward's graph and the
 backward that completes a checked forward all run in this pattern, so no phase can be told from
 another by the queue's state or by a synchronize only one of them has.
 
 Why each part is where it is:
+- Every window opens and closes on a device-wide synchronize: nothing from one call (or from
+  the harness's untimed work, such as the draw of the next inputs) is in flight in another.
 - The lead (torch.cuda._sleep, LEAD_FACTOR × the host's time to issue the call) holds the GPU
   until the call is queued: start → mid is then GPU work, not the host's launch latency
   (kernels/NOTES.md: the noisy backward). The flush evicts the previous call's data from L2.
-- start → mid brackets the caller's stream. Work the call leaves running on another stream
-  shows once mid has fired: the host polls mid (no sleep, so no wake-up latency), then times a
-  device-wide synchronize. That wait, less an empty call's (the median of empty windows
-  interleaved with the calls, one per BASE_EVERY), is added to the sample, so it is counted,
-  and host_timed refuses a call that leaves much of it (its outputs were handed back unfinished).
-- The synchronize closes every window: nothing from one call is in flight when the next call's
-  inputs are drawn, so no call can start on inputs before the call that uses them.
+  The sample is start → mid, the caller's stream.
+- Work the call leaves running on another stream shows once mid has fired: the host polls mid
+  (no sleep, so no wake-up latency), then times the closing synchronize. That wait, less an
+  empty call's (the median of empty windows interleaved with the calls, one per BASE_EVERY), is
+  work handed back unfinished, and host_timed refuses a call that leaves more than its slack.
 
 On a CPU (--interpret) the host clock stands in for the events and nothing is flushed.
 """
@@ -32,7 +33,7 @@ import torch
 from sitegen.rerun.protocol import FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 
 # One empty window per this many timed calls: enough, and spread through the samples, for a
-# median of the synchronize's fixed cost, without doubling short cases.
+# median of the closing synchronize's fixed cost, without doubling short cases.
 BASE_EVERY = 4
 BASE_FIRST = 5
 
@@ -117,6 +118,7 @@ class Clock:
 
     def window(self, fn):
         """(fn()'s result, its Window): the one pattern every call of an implementation runs in."""
+        self.sync()
         if self.cuda:
             if self.lead_cycles:
                 torch.cuda._sleep(self.lead_cycles)
@@ -140,8 +142,8 @@ class Clock:
         return int(statistics.median(self.base)) if self.base else 0
 
     def net_ns(self, w: Window) -> int:
-        """The call's time: its stream's, plus what the synchronize waited beyond an empty call's."""
-        return max(1, w.stream_ns() + w.wait - self.base_ns())
+        """The call's time: its stream's, start to mid."""
+        return max(1, w.stream_ns())
 
     def hidden_ns(self, waits: list[int]) -> int:
         """Median time work went on after the call's own stream was done, less an empty call's."""

@@ -14,13 +14,13 @@ REPEATED_MAX_SPEEDUP = 1.10
 # on an H200 the copy reaches ~4.3 TB/s of the 4.8 TB/s peak (1.12×). Times more than
 # this factor under the copy-bandwidth floor are physically implausible.
 ROOFLINE_SLACK = 1.15
-# A controlled rerun's window ends on a device-wide synchronize, so work a call leaves running
-# on a side stream is in its time; what went on after the call's own stream was done, less an
-# empty call's (clock.Clock.hidden_ns), is work it handed back unfinished: a caller's next
-# kernel on its stream would read outputs not yet written. Over HIDDEN_MAX_SHARE of the median
-# and HIDDEN_SLACK_NS (a synchronize's wake-up jitter) refuses the run.
-HIDDEN_MAX_SHARE = 0.05
-HIDDEN_SLACK_NS = 20_000
+# A controlled rerun's window ends on a device-wide synchronize timed on the host: how long it
+# waited once the call's own stream was done, less an empty call's (clock.Clock.hidden_ns), is
+# work the call handed back unfinished, which its events did not see. Over HIDDEN_MAX_SHARE of
+# the median plus HIDDEN_SLACK_NS refuses the run. The slack: on an H200 honest calls wait
+# 10-28 us more than empty ones, from a cause not yet found (a side-stream cheat: 9.5 ms).
+HIDDEN_MAX_SHARE = 0.10
+HIDDEN_SLACK_NS = 50_000
 # Under a protocol whose own loop times the calls (do_bench, --like) the events bracket only
 # the current stream; a synchronized host batch sees every stream. What the host still waits
 # for after a call returns is GPU work the call left running: for an honest call, at most what
@@ -117,7 +117,7 @@ def host_timed(median_ns: int, host_ns: list[int], wait_ns: list[int] | None = N
         bound = HIDDEN_MAX_SHARE * median_ns + HIDDEN_SLACK_NS
         return {"name": "host_timed", "passed": hidden <= bound, "detail": (
             f"work went on {hidden} ns after the call's own stream was done (median, less an empty call's; "
-            f"counted in the time; refused over {HIDDEN_MAX_SHARE:.0%} of the median {median_ns} ns plus "
+            f"refused over {HIDDEN_MAX_SHARE:.0%} of the median {median_ns} ns plus "
             f"{HIDDEN_SLACK_NS} ns: outputs handed back unfinished)")}
     if not host_ns and not wait_ns:
         return {"name": "host_timed", "passed": False, "detail": "not checked"}

@@ -5,8 +5,6 @@ Every candidate goes through the gate AND the timed measurement with every integ
 report names the checks that caught each cheat, and for every check the cheats it alone
 caught: a check that catches nothing the others miss is reported redundant.
 
-On a GPU the side-stream cheat also shows that work left running is counted: its median must
-be at least COUNTED_SHARE of the work it left running after return.
 
 The cheats and what each does: sitegen/rerun/cheats.py.
 """
@@ -31,7 +29,6 @@ CHECKS = ("gate", "timed_output", "roofline", "host_timed", "repeated_input", "t
 ENVIRONMENT = ("throttle", "exclusive_gpu")
 GPU_ONLY = ("side-stream", "sampled-loss")
 CPU_REPEATED_SPEEDUP = 3.0
-COUNTED_SHARE = 0.9
 
 
 def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
@@ -93,14 +90,6 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
             "hiddenNs": per.get("hiddenNs"), "by": ", ".join(caught) if caught else f"median {median} ns"}
 
 
-def counted(v: dict) -> dict:
-    """side-stream: the work it left running is in its time, not only flagged."""
-    hidden = v.get("hiddenNs") or 0
-    ok = hidden > 0 and v["medianNs"] >= COUNTED_SHARE * hidden
-    return {"ok": ok, "by": f"median {v['medianNs']} ns with {hidden} ns of work left running after return "
-                            f"(counted: needs the median at {COUNTED_SHARE:.0%} of it or more)"}
-
-
 def uniqueness(verdicts: dict[str, dict]) -> dict[str, list[str]]:
     """check → the cheats that check alone caught."""
     alone: dict[str, list[str]] = {c: [] for c in CHECKS}
@@ -128,14 +117,9 @@ def run_selftest(*, interpret: bool) -> dict:
         if cuda:
             torch.cuda.empty_cache()
     ok = all(v["accepted"] == name.startswith("honest") and not v.get("raised") for name, v in verdicts.items())
-    probes = {}
-    if cuda:
-        probes["side-stream counted"] = counted(verdicts["side-stream"])
-        ok = ok and probes["side-stream counted"]["ok"]
     alone = uniqueness(verdicts)
     lines = [f"self-test on {device} ({fp32.key} and {bf16.dtype}, forward; every check run on every candidate):"]
     lines += [f"  {name}: {'accepted' if v['accepted'] else 'rejected'} by {v['by']}" for name, v in verdicts.items()]
-    lines += [f"  probe {name}: {'ok' if v['ok'] else 'FAILED'}: {v['by']}" for name, v in probes.items()]
     if not cuda:
         lines.append(f"  {', '.join(GPU_ONLY)}: skipped (only a GPU's clock can expose them)")
     for check in CHECKS:
@@ -148,5 +132,5 @@ def run_selftest(*, interpret: bool) -> dict:
         else:
             lines.append(f"  check {check}: not judged on a CPU")
     lines.append("self-test " + ("passed" if ok else "FAILED"))
-    return {"ok": ok, "device": device, "verdicts": verdicts, "probes": probes, "alone": alone, "lines": lines,
+    return {"ok": ok, "device": device, "verdicts": verdicts, "alone": alone, "lines": lines,
             "roofline_slack": integrity.ROOFLINE_SLACK}

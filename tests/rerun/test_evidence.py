@@ -305,16 +305,15 @@ def test_sampling_stops_at_precision_or_at_the_budget():
     assert noisy["samplingStoppedBy"] == "budget" and sum(noisy["samplesNs"]) >= 30e6
 
 
-def test_work_left_running_after_the_call_is_in_its_time_and_seen_as_hidden():
+def test_work_left_running_after_the_call_is_seen_and_refused():
     class SlowSync(Clock):
         def sync(self):
             time.sleep(0.005)  # stands for GPU work the call left running on a side stream
 
     out = collect(SlowSync("cpu"), _Steady(), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False,
                   warmup=(1, 0.0))
-    # An empty window waits as long, so what is left is the call's 1 ms; the hidden work is
-    # what the call's windows waited beyond an empty one's.
-    assert out["emptySyncNs"] >= 4_500_000
+    # An empty call's synchronize waits as long: nothing was handed back unfinished.
+    assert out["emptySyncNs"] >= 4_500_000 and out["hiddenNs"] < 1_000_000
     assert 900_000 <= statistics.median(out["samplesNs"]) < 3_000_000
 
 
@@ -344,7 +343,7 @@ def test_do_bench_runs_get_a_host_timed_batch_that_sees_work_left_running():
 
     clock = PendingSync("cpu")
     out = collect(clock, HiddenWork(clock), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False, warmup=(1, 0.0))
-    assert out["hiddenNs"] >= 3_500_000 and min(out["samplesNs"]) >= 3_500_000  # counted, and seen
+    assert out["hiddenNs"] >= 3_500_000
     check = integrity.host_timed(statistics.median(out["samplesNs"]), [], [], [out["hiddenNs"]])
     assert not check["passed"] and "handed back unfinished" in check["detail"]
 
