@@ -42,7 +42,10 @@ def test_each_cheat_check_alone_catches_one_cheat(report):
     assert alone["gate"] == ["shape-special"]  # right at the timed shape only
     assert alone["repeated_input"] == ["content-cache"]
     if CUDA:
-        assert alone["roofline"] == ["sampled-loss"]
+        # sampled-loss (37 us) also reads fresh inputs 1.7x slower than repeated ones on the H200,
+        # so repeated_input can catch it too: roofline is then reported redundant, as it must be.
+        assert alone["roofline"] == ["sampled-loss"] or "check roofline: REDUNDANT" in log
+        assert "roofline" in data["verdicts"]["sampled-loss"]["caught"]
         # On the H200 the side stream's backlog also slows the fresh calls (1.9x over repeated
         # ones), so repeated_input catches it too: host_timed is then reported redundant.
         assert alone["host_timed"] == ["side-stream"] or "check host_timed: REDUNDANT" in log
