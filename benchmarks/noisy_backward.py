@@ -30,7 +30,7 @@ def main() -> None:
     for lead in (False, True, False, True) * ((args.rounds + 1) // 2):
         runner = PassRunner(JSD(), args.tokens, 128256, "bf16", "cuda", "backward", seed=11, rtol=7e-3, clock=clock)
         if not lead:
-            clock.set_lead = lambda host_ms: setattr(clock, "lead_passes", 0)  # noqa: E731
+            clock.set_lead = lambda host_ms: setattr(clock, "lead_cycles", 0)  # noqa: E731
         else:
             clock.set_lead = Clock.set_lead.__get__(clock)
         out = collect(clock, runner, min_samples=10, min_ms=100.0, max_ms=100.0, repeated_probe=False)

@@ -24,7 +24,6 @@ On a CPU (--interpret) the host clock stands in for the events and nothing is fl
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 
