@@ -50,7 +50,7 @@ MUTANTS = [
     ("timed losses ignored", "sitegen/rerun/timedcheck.py", "loss_bad += not err <= rtol", "loss_bad += 0", RERUN_TESTS),
     ("subclass outputs read as plain", "sitegen/rerun/timedcheck.py",
      "    if value is not None and type(value) is not torch.Tensor:", "    if False:", RERUN_TESTS),
-    ("inputs drawn after their set's call, not before the next", "sitegen/rerun/timing.py",
+    ("inputs drawn after their set's call, not before the next", "sitegen/rerun/clock.py",
      "        runner.draw(i)\n", "        runner.draw(i - 1)\n", RERUN_TESTS),
     ("inputs never drawn again", "sitegen/rerun/passes.py",
      "    def perturb(self, k: int) -> None:\n", "    def perturb(self, k: int) -> None:\n        return\n", RERUN_TESTS),
