@@ -308,8 +308,7 @@ class SiteWriter:
         if self.page_keys:
             marker.update(pageKeys=self.page_keys)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
-        for folder, _, _ in os.walk(self.tmp):
-            os.chmod(folder, 0o755)
+        _open_folders(self.tmp)
         check_output(self.out)
         if not self.out.exists():
             os.rename(self.tmp, self.out)
@@ -326,6 +325,27 @@ class SiteWriter:
             os.rename(self.tmp, self.out)
             _remove_own(old)
         self._release()
+
+
+# Every folder of a site is rwxr-xr-x whatever the umask. Under the usual umask (022) a
+# folder made by anyone (this writer, a worker, Pagefind) already is, so only the
+# staging folder (mkdtemp's 0700) needs changing; a walk over 60,000 run folders to
+# chmod each was a second of a one-run edit's build.
+FOLDER_MODE = 0o755
+_USUAL_UMASK = 0o022
+
+
+def _umask() -> int:
+    mask = os.umask(_USUAL_UMASK)
+    os.umask(mask)
+    return mask
+
+
+def _open_folders(top: Path) -> None:
+    if _umask() != _USUAL_UMASK:
+        for folder, _, _ in os.walk(top):
+            os.chmod(folder, FOLDER_MODE)
+    os.chmod(top, FOLDER_MODE)
 
 
 _RENAME_EXCHANGE = 2
