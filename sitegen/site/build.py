@@ -38,7 +38,7 @@ from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
-from sitegen.site.write import SiteWriter, clean_leftovers, inspect_output, previous_build
+from sitegen.site.write import SiteWriter, clean_leftovers, own_files, previous_build
 from sitegen.transaction import recover
 
 
@@ -132,14 +132,13 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    present, listed = inspect_output(out)
+    listed = own_files(out)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs.digest, present, listed)
-    present = None  # a name per file of the old site: not held through the build
+    previous = previous_build(out, inputs.digest, listed)
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
