@@ -28,12 +28,13 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
-from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation
+from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation, unmade
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.rendermemo import RenderMemo
+from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
@@ -164,10 +165,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         listed = None
         memo = RenderMemo(site_key, writer.previous_page_keys)
         writer.page_keys = memo.keys
+        tokens = RowTokens(records, keys, cached=not full)
         try:
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, memo, content, progress, by_operation),
+                lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),
                 default_jobs() if jobs is None else jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
@@ -183,12 +185,13 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         except BaseException:
             writer.abort()
             raise
+        tokens.save()
     return BuildResult(out, len(index.runs), len(writer.files), heap=index)
 
 
-def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, pages) -> None:
-    for page in pages:
-        memo.write(writer, renderer, "list.html", page)
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, drafts) -> None:
+    for draft in drafts:
+        memo.write_draft(writer, renderer, "list.html", draft, tokens)
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
@@ -205,7 +208,7 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
         advance()
 
 
-def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, content: Content,
+def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, content: Content,
                        progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
     progress.stage("operation, listing and home pages")
     own, others = by_operation
@@ -224,12 +227,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
         for record in own.get(operation.name, []):
-            _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
+            _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
         writer.group_files[operation.name] = writer.files[before:]
-    _write_list_pages(renderer, writer, memo, [implementation_index(index)])
+    _write_list_pages(renderer, writer, memo, tokens, [implementation_index(index)])
     for record in others:
-        _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
-    _write_list_pages(renderer, writer, memo, gpu_pages(index))
+        _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+    _write_list_pages(renderer, writer, memo, tokens, gpu_pages(index, unmade))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))
