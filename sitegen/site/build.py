@@ -33,6 +33,7 @@ from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.rankcache import Rankings
 from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
@@ -150,7 +151,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         if base_url:
             config = with_base_url(config, base_url)
         progress.stage("indexing")
-        index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
+        rankings = Rankings(None if full else records)
+        index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs, rank=rankings.rank)
         content = read_content(records, index)
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
@@ -186,6 +188,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             writer.abort()
             raise
         tokens.save()
+        rankings.save()
     return BuildResult(out, len(index.runs), len(writer.files), heap=index)
 
 
