@@ -127,7 +127,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     processes render the record pages (default: one per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    come from sitegen.documentcache, unless ``full``.
+    come from sitegen.documentcache, the rankings of unchanged cohorts from
+    sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
     """
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
