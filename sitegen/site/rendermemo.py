@@ -33,9 +33,10 @@ class RenderMemo:
         self.previous: dict = previous if isinstance(previous, dict) else {}
         self.keys: dict[str, str] = {}
 
-    def key(self, template: str, model: bytes, columns) -> str:
+    def key(self, template: str, frame: bytes, rows: list[str]) -> str:
+        """Over the page's template, its model without its runs (``frame``) and its rows' tokens."""
         digest = hashlib.sha256(self.site_key)
-        for part in (template.encode(), model, repr(columns).encode()):
+        for part in (template.encode(), frame, repr(rows).encode()):
             digest.update(len(part).to_bytes(8, "big") + part)
         return digest.hexdigest()[:32]
 
