@@ -1,7 +1,7 @@
 """Cohort rankings kept between builds, so a rebuild ranks again only the cohorts that changed.
 
-Ranking every cohort (bootstrap intervals, representatives, neighbour tests) was the
-larger part of indexing a 60,000-run registry, after a one-run edit as in a cold build.
+Ranking every cohort (bootstrap intervals, representatives, neighbour tests) took 1.4 s
+of the 4.8 s that indexing a 60,000-run registry took after a one-run edit.
 ranking.rank_cohort reads, of each member, its run document, the protocol and the
 implementation that document references by digest, its name (order and ties) and its
 evidence level; the members come in the order build_index sorted them. So a ranking is
