@@ -154,6 +154,13 @@ _FIELDS = {"pointer", "kind", "name", "digest", "content", "references"}
 
 
 def _well_formed(entries) -> bool:
-    return isinstance(entries, list) and all(
-        isinstance(e, dict) and e.keys() == _FIELDS and isinstance(e["references"], dict)
-        and all(isinstance(e[k], str) for k in _FIELDS - {"references"}) for e in entries)
+    # One plain loop: checked for each of a 60,000-run registry's files on every lock, the
+    # nested generators (and a set made per entry) were a quarter of a cached lock.
+    if not isinstance(entries, list):
+        return False
+    for e in entries:
+        if not (isinstance(e, dict) and e.keys() == _FIELDS and isinstance(e["references"], dict)
+                and isinstance(e["pointer"], str) and isinstance(e["kind"], str) and isinstance(e["name"], str)
+                and isinstance(e["digest"], str) and isinstance(e["content"], str)):
+            return False
+    return True

@@ -78,14 +78,18 @@ def index(records: list[Record]) -> tuple[Registry, list[Problem]]:
 
 def check_references(registry: Registry) -> list[Problem]:
     problems = []
+    by_digest = registry.by_digest
     for record in registry.records:
         for fields, target in REFERENCES.get(record.kind, {}).items():
             value = record.reference(fields)
-            hit = registry.by_digest.get(value)
+            hit = by_digest.get(value)
+            if hit is not None and hit.kind == target:
+                continue
+            # The path only for a problem: 250,000 references at 60,000 runs, nearly all fine.
             path = f"{record.pointer}.spec." + ".".join(fields)
             if hit is None:
                 problems.append(Problem(record.file, path, f"references {value}, which resolves to no {target} in the registry"))
-            elif hit.kind != target:
+            else:
                 problems.append(Problem(record.file, path, f"references a {hit.kind}, expected a {target}"))
     return problems
 

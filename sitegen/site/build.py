@@ -28,17 +28,19 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
-from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation
+from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation, unmade
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
+from sitegen.site.rankcache import Rankings
 from sitegen.site.rendermemo import RenderMemo
+from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import default_jobs, render_in_workers
-from sitegen.site.write import SiteWriter, clean_leftovers, inspect_output, previous_build
+from sitegen.site.write import SiteWriter, clean_leftovers, own_files, previous_build
 from sitegen.transaction import recover
 
 
@@ -125,21 +127,21 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     processes render the record pages (default: one per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    come from sitegen.documentcache, unless ``full``.
+    come from sitegen.documentcache, the rankings of unchanged cohorts from
+    sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
     """
     progress = progress or Progress(enabled=False)
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    present, listed = inspect_output(out)
+    listed = own_files(out)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
     recover(records)
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
-    previous = previous_build(out, inputs.digest, present, listed)
-    present = None  # a name per file of the old site: not held through the build
+    previous = previous_build(out, inputs.digest, listed)
     if previous is not None:
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False)
@@ -150,7 +152,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         if base_url:
             config = with_base_url(config, base_url)
         progress.stage("indexing")
-        index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs)
+        rankings = Rankings(None if full else records)
+        index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs, rank=rankings.rank)
         content = read_content(records, index)
         settle()
         renderer = Renderer(config.site.title, nav=[(p.title, p.path) for p in content.pages], search=search,
@@ -165,10 +168,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         listed = None
         memo = RenderMemo(site_key, writer.previous_page_keys)
         writer.page_keys = memo.keys
+        tokens = RowTokens(records, keys, cached=not full)
         try:
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, memo, content, progress, by_operation),
+                lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),
                 default_jobs() if jobs is None else jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
@@ -184,12 +188,14 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         except BaseException:
             writer.abort()
             raise
+        tokens.save()
+        rankings.save()
     return BuildResult(out, len(index.runs), len(writer.files), heap=index)
 
 
-def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, pages) -> None:
-    for page in pages:
-        memo.write(writer, renderer, "list.html", page)
+def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, drafts) -> None:
+    for draft in drafts:
+        memo.write_draft(writer, renderer, "list.html", draft, tokens)
 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
@@ -206,7 +212,7 @@ def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs,
         advance()
 
 
-def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, content: Content,
+def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, content: Content,
                        progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
     progress.stage("operation, listing and home pages")
     own, others = by_operation
@@ -225,12 +231,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
         for record in own.get(operation.name, []):
-            _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
+            _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
         writer.group_files[operation.name] = writer.files[before:]
-    _write_list_pages(renderer, writer, memo, [implementation_index(index)])
+    _write_list_pages(renderer, writer, memo, tokens, [implementation_index(index)])
     for record in others:
-        _write_list_pages(renderer, writer, memo, implementation_pages(record, index))
-    _write_list_pages(renderer, writer, memo, gpu_pages(index))
+        _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+    _write_list_pages(renderer, writer, memo, tokens, gpu_pages(index, unmade))
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring as _string
+
 from sitegen.formatversion import API_VERSION
 from sitegen.site import labels as L
 from sitegen.site.chart_views import samples_of
@@ -30,6 +32,12 @@ def _catalog_row(f) -> dict:
     }
 
 
+def _document_line(record) -> str:
+    """to_json({"kind", "name", "digest"}) of one document, spelled out: json.dumps' own pass over a
+    dict, 66,000 times at 60,000 runs, took 0.5 s of every build (tests/site compare the bytes)."""
+    return f'{{"digest":{_string(record.digest)},"kind":{_string(record.kind)},"name":{_string(record.name)}}}\n'
+
+
 def run_shard_path(operation: str) -> str:
     return f"catalog/runs/{operation}.jsonl"
 
@@ -55,7 +63,7 @@ def catalog(index: Index):
     kinds = []
     for kind in sorted(documents):
         shard = f"catalog/documents/{kind}.jsonl"
-        yield shard, b"".join(to_json({"kind": r.kind, "name": r.name, "digest": r.digest}) for r in documents[kind])
+        yield shard, "".join(_document_line(r) for r in documents[kind]).encode()
         kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
     yield CATALOG, to_json({
         "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),

@@ -44,8 +44,8 @@ BUILD_PROGRESS_AFTER_S = 2.0
               help="Index the pages with Pagefind and put a search box on every page.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Processes rendering record pages  [default: one per core]")
 @click.option("--full", is_flag=True,
-              help="Parse, validate and digest every document, ignoring this machine's document cache "
-                   "(use it where the cache folder is not yours alone, as in CI).")
+              help="Parse, validate and digest every document, rank every cohort and make every listing row, "
+                   "ignoring this machine's build caches (use it where the cache folder is not yours alone, as in CI).")
 @UNLOCKED
 def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
           jobs: int | None, full: bool, unlocked: bool) -> None:

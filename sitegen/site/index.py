@@ -166,8 +166,11 @@ def _facts(record: Record, registry: Registry) -> RunFacts:
     )
 
 
-def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = False) -> Index:
-    """Index a validated registry once; everything later is a lookup."""
+def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = False, rank=rank_cohort) -> Index:
+    """Index a validated registry once; everything later is a lookup.
+
+    ``rank`` ranks one cohort as ranking.rank_cohort does (rankcache.Rankings.rank: from
+    an earlier build where nothing it reads changed)."""
     runs = [_facts(r, registry) for r in registry.of_kind("BenchmarkRun")]
     if exclude_dry_runs:
         runs = [f for f in runs if not f.dry_run]
@@ -189,7 +192,7 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
     assign_levels(runs)
     for members in cohorts.values():
         members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
-        rank_cohort(members)
+        rank(members)
     for attestation in registry.of_kind("Attestation"):
         target = by_digest.get(attestation.model.spec.run)
         if target is not None:

@@ -139,10 +139,15 @@ def _run_row(facts: RunFacts) -> RunRow:
     )
 
 
-def by_newest(runs: list[RunFacts], limit: int | None = None) -> list[RunRow]:
-    """Rows of the ``limit`` newest runs (all by default), newest first."""
+def by_newest(runs: list[RunFacts], limit: int | None = None, row=run_row) -> list:
+    """Rows of the ``limit`` newest runs (all by default), newest first; ``row`` makes a run's row."""
     newest = sorted(runs, key=lambda f: (f.run.spec.observedAt, f.name), reverse=True)
-    return [run_row(f) for f in newest[:limit]]
+    return [row(f) for f in newest[:limit]]
+
+
+def unmade(run: RunFacts) -> RunFacts:
+    """The ``row`` for listing pages drafted with their runs' facts, whose rows are made only if rendered (rendermemo)."""
+    return run
 
 
 def implementation_items(index: Index) -> list[CountRow]:
@@ -168,8 +173,8 @@ def implementation_index(index: Index) -> ListPage:
     return ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
 
 
-def implementation_pages(record, index: Index) -> list[ListPage]:
-    """One implementation's page, or pages."""
+def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:
+    """One implementation's page, or pages; ``row`` as by_newest's."""
     spec = record.model.spec
     runs = index.runs_of_implementation.get(record.name, [])
     facts = L.revision_rows(spec.projectRevision)
@@ -180,7 +185,7 @@ def implementation_pages(record, index: Index) -> list[ListPage]:
         facts.append(Row("license", spec.licensing.license))
     facts.append(Row("digest", record.digest, code=True))
     label = implementation_title(record, index)
-    return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs))
+    return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs, row=row))
 
 
 def implementations_by_operation(index: Index) -> tuple[dict[str, list], list]:
@@ -203,8 +208,8 @@ def implementations_by_operation(index: Index) -> tuple[dict[str, list], list]:
     return own, others
 
 
-def gpu_pages(index: Index) -> Iterator[ListPage]:
-    """The index of GPUs, then each GPU's pages, one at a time."""
+def gpu_pages(index: Index, row=run_row) -> Iterator[ListPage]:
+    """The index of GPUs, then each GPU's pages, one at a time; ``row`` as by_newest's."""
     yield ListPage("gpus/index.html", "GPUs", "GPUs", [], gpu_items(index), [])
     for slug_ in sorted(index.runs_of_gpu):
         runs = index.runs_of_gpu[slug_]
@@ -213,7 +218,7 @@ def gpu_pages(index: Index) -> Iterator[ListPage]:
         if env.memoryBytes:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
-        yield from paginated(path, env.product, env.product, facts, by_newest(runs))
+        yield from paginated(path, env.product, env.product, facts, by_newest(runs, row=row))
 
 
 def leader_rows(index: Index) -> list[LeaderRow]:

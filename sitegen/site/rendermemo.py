@@ -10,13 +10,19 @@ out whole as the page's JSON twin, and the rest is covered by the site key
 whose key, a digest over all of those, equals the one the previous build recorded for the
 same path is hard-linked from that build instead of rendered; tests/site compare such
 rebuilds with cold builds byte for byte.
+
+A page of runs is keyed before its rows are made: by its model without them and each
+run's row token (sitegen.site.rowtokens), so that after a one-run edit the rows of pages
+that show no change are never made.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from sitegen.site.jsonout import to_json, twin
+from sitegen.site.listings import run_row
 
 
 class RenderMemo:
@@ -27,9 +33,10 @@ class RenderMemo:
         self.previous: dict = previous if isinstance(previous, dict) else {}
         self.keys: dict[str, str] = {}
 
-    def key(self, template: str, model: bytes, columns) -> str:
+    def key(self, template: str, frame: bytes, rows: list[str]) -> str:
+        """Over the page's template, its model without its runs (``frame``) and its rows' tokens."""
         digest = hashlib.sha256(self.site_key)
-        for part in (template.encode(), model, repr(columns).encode()):
+        for part in (template.encode(), frame, repr(rows).encode()):
             digest.update(len(part).to_bytes(8, "big") + part)
         return digest.hexdigest()[:32]
 
@@ -40,11 +47,16 @@ class RenderMemo:
             if isinstance(key, str):
                 self.keys[path] = key
 
-    def write(self, writer, renderer, template: str, page) -> None:
-        """``page`` and its JSON twin into ``writer``, its HTML rendered only if its key is new."""
-        model = to_json(page)
-        key = self.key(template, model, renderer.columns(page.runs))
-        self.keys[page.path] = key
-        if self.previous.get(page.path) != key or not writer.reuse([page.path]):
-            writer.add(page.path, renderer.render(template, page))
-        writer.add(twin(page.path), model)
+    def write_draft(self, writer, renderer, template: str, draft, tokens) -> None:
+        """``draft`` (a page whose ``runs`` are RunFacts, listings.unmade) and its twin, made and rendered only if its key is new.
+
+        ``tokens``: a rowtokens.RowTokens.
+        """
+        frame = to_json(replace(draft, runs=[]))
+        key = self.key(template, frame, [tokens.token(f) for f in draft.runs])
+        self.keys[draft.path] = key
+        if self.previous.get(draft.path) == key and writer.reuse([draft.path, twin(draft.path)]):
+            return
+        page = replace(draft, runs=[run_row(f) for f in draft.runs])
+        writer.add(page.path, renderer.render(template, page))
+        writer.add(twin(page.path), to_json(page))

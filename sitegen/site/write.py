@@ -122,34 +122,47 @@ def check_output(out: Path) -> set[str]:
 
 
 def inspect_output(out: Path) -> tuple[set[str], set[str] | None]:
-    """check_output, and the files the marker lists (None where there is no site yet).
+    """check_output, and the files the marker lists (None where there is no site yet)."""
+    own = own_files(out)
+    return (set(), None) if own is None else (_none_foreign(out, own), own)
 
-    A build reads a large site's file list once for its up-to-date check and the files
-    it may link, instead of three times.
+
+def own_files(out: Path) -> set[str] | None:
+    """The files the marker of the site in ``out`` lists (None where there is no site yet).
+
+    Refuses all that check_output refuses but foreign files, whose search walks every
+    folder of the site (a second at 60,000 runs). A build needs that walk only where the
+    site may be up to date (previous_build); otherwise the check before the swap
+    (SiteWriter.commit) is the one walk. A build reads a large site's file list once for
+    its up-to-date check and the files it may link.
     """
     blocker = _file_above(out)
     if blocker is not None:
         raise InputError([Problem(str(out), "$", f"cannot create the output folder: {blocker} is a file, not a folder; choose another --out")])
     if not out.exists() and not out.is_symlink():
-        return set(), None
+        return None
     if out.is_symlink() or not out.is_dir():
         raise InputError([Problem(str(out), "$", "output exists and is not a folder; choose another --out")])
     if not any(out.iterdir()):
-        return set(), None
+        return None
     listed = _read_marker(out)
     if listed is None:
         raise InputError([Problem(str(out), "$", f"output folder was not built by sitegen (no readable {MARKER}); choose another --out or empty it")])
     outside = sorted(f for f in listed if _outside(f))
     if outside:
         raise InputError([Problem(str(out / MARKER), "$.files", f"lists {outside[0]!r}, outside the folder, so sitegen did not write it; not a site sitegen built: choose another --out")])
-    own = set(listed)
+    return set(listed)
+
+
+def _none_foreign(out: Path, own: set[str]) -> set[str]:
+    """The files present in ``out``, the marker aside, once sure that ``own`` lists them all."""
     # A link is never written by sitegen: count it as present (and so foreign unless
     # listed) instead of looking through it as rglob's is_dir() would.
     present = _present(out) - {MARKER}
     foreign = sorted(present - own)
     if foreign:
         raise InputError([Problem(str(out / foreign[0]), "$", f"not written by sitegen ({len(foreign)} such file(s)); move them out of {out} and build again")])
-    return present, own
+    return present
 
 
 @dataclass(frozen=True)
@@ -158,19 +171,19 @@ class PreviousBuild:
     files: int
 
 
-def previous_build(out: Path, inputs: str, present: set[str], listed: set[str] | None = None) -> PreviousBuild | None:
+def previous_build(out: Path, inputs: str, listed: set[str] | None) -> PreviousBuild | None:
     """The site in ``out`` if it was built from ``inputs`` and still holds every file it wrote.
 
-    ``present`` is what check_output found, which has made sure that no other file is
-    there. A file edited in place by hand is not noticed; deleting --out forces a full build.
+    ``listed``: what own_files found. Only then is the site walked, which also refuses
+    files sitegen did not write, as check_output does. A file edited in place by hand is
+    not noticed; deleting --out forces a full build.
     """
-    marker = _marker(out)
+    marker = _marker(out) if listed is not None else None
     if marker is None or marker.get("inputs") != inputs or not isinstance(marker.get("runs"), int):
         return None
-    files = _marker_files(out) if listed is None else listed
-    if files is None or files != present:
+    if _none_foreign(out, listed) != listed:
         return None
-    return PreviousBuild(marker["runs"], len(files) + 1)
+    return PreviousBuild(marker["runs"], len(listed) + 1)
 
 
 def _regular(path: Path) -> bool:
@@ -213,8 +226,9 @@ class SiteWriter:
         self.files: list[str] = []
         self._folders: set[str] = set()
         self.inputs, self.runs, self.groups = inputs, runs, groups
-        # Only a site whose marker lists a file may lend it: check_output has vouched for those.
-        # ``listed``: the list inspect_output read at the start of the build.
+        # Only a site whose marker lists a file may lend it. ``listed``: the list own_files
+        # read at the start of the build. A file someone put there since (a link in place
+        # of a run's folder) is refused by check_output in commit, before the swap.
         self.previous = (listed if listed is not None else _marker_files(out)) if out.is_dir() else None
         before = (_marker(out) or {}) if self.previous else {}
         self.previous_groups: dict = before.get("groups") if isinstance(before.get("groups"), dict) else {}
@@ -308,8 +322,7 @@ class SiteWriter:
         if self.page_keys:
             marker.update(pageKeys=self.page_keys)
         self.add(MARKER, (json.dumps(marker, indent=1) + "\n").encode())
-        for folder, _, _ in os.walk(self.tmp):
-            os.chmod(folder, 0o755)
+        _open_folders(self.tmp)
         check_output(self.out)
         if not self.out.exists():
             os.rename(self.tmp, self.out)
@@ -326,6 +339,27 @@ class SiteWriter:
             os.rename(self.tmp, self.out)
             _remove_own(old)
         self._release()
+
+
+# Every folder of a site is rwxr-xr-x whatever the umask. Under the usual umask (022) a
+# folder made by anyone (this writer, a worker, Pagefind) already is, so only the
+# staging folder (mkdtemp's 0700) needs changing; a walk over 60,000 run folders to
+# chmod each was a second of a one-run edit's build.
+FOLDER_MODE = 0o755
+_USUAL_UMASK = 0o022
+
+
+def _umask() -> int:
+    mask = os.umask(_USUAL_UMASK)
+    os.umask(mask)
+    return mask
+
+
+def _open_folders(top: Path) -> None:
+    if _umask() != _USUAL_UMASK:
+        for folder, _, _ in os.walk(top):
+            os.chmod(folder, FOLDER_MODE)
+    os.chmod(top, FOLDER_MODE)
 
 
 _RENAME_EXCHANGE = 2

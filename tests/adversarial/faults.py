@@ -39,8 +39,12 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def run_killer(args: list[str], *, kill_at: int = 0, enospc_at: int = 0, count_file: Path | None = None) -> subprocess.CompletedProcess:
+def run_killer(args: list[str], *, kill_at: int = 0, enospc_at: int = 0, count_file: Path | None = None,
+               cache: Path | None = None) -> subprocess.CompletedProcess:
+    """``cache``: the SITEGEN_CACHE_DIR of this run, when not the session's."""
     env = {**os.environ, "SITEGEN_KILL_AT": str(kill_at), "SITEGEN_ENOSPC_AT": str(enospc_at)}
+    if cache:
+        env["SITEGEN_CACHE_DIR"] = str(cache)
     if count_file:
         env["SITEGEN_COUNT_FILE"] = str(count_file)
     return subprocess.run([sys.executable, str(KILLER), *args], env=env, capture_output=True, text=True, timeout=120)
@@ -202,11 +206,16 @@ def build_trials(tmp: Path, samples: int) -> list[Trial]:
     tmp.mkdir(parents=True, exist_ok=True)
     root = _registry(tmp)
     old_out, new_out = tmp / "old" / "site", tmp / "new" / "site"
-    assert CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(old_out)]).exit_code == 0
+    # The build's caches (documents, rankings, row tokens) as the first build left them, a
+    # copy for each run below: a run that fills them has fewer write points left for the next.
+    first = tmp / "cache"
+    assert CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(old_out)],
+                              env={"SITEGEN_CACHE_DIR": str(first)}).exit_code == 0
     (root / "sitegen.toml").write_text('[site]\ntitle = "Renamed registry"\n')
     counter = tmp / "count"
     shutil.copytree(old_out.parent, new_out.parent, dirs_exist_ok=True)
-    proc = run_killer(["build", "--records", str(root), "--out", str(new_out)], count_file=counter)
+    proc = run_killer(["build", "--records", str(root), "--out", str(new_out)], count_file=counter,
+                      cache=shutil.copytree(first, tmp / "cache-count"))
     assert proc.returncode == 0, proc.stderr
     old, new, n = snapshot(old_out), snapshot(new_out), int(counter.read_text().split()[0])
     trials = []
@@ -214,7 +223,8 @@ def build_trials(tmp: Path, samples: int) -> list[Trial]:
         work = tmp / f"kill-{point}"
         shutil.copytree(old_out.parent, work)
         out = work / "site"
-        proc = run_killer(["build", "--records", str(root), "--out", str(out)], kill_at=point)
+        proc = run_killer(["build", "--records", str(root), "--out", str(out)], kill_at=point,
+                          cache=shutil.copytree(first, tmp / f"cache-{point}"))
         if proc.returncode != -9:
             trials.append(Trial("build", point, False, f"not killed: {proc.stderr[-200:]}"))
             continue

@@ -73,3 +73,16 @@ def test_machine_readable_files(site):
     assert schema["$id"].endswith("BenchmarkRun.schema.json")
     cff = (site / "CITATION.cff").read_text()
     assert yaml.safe_load(cff)["cff-version"] == "1.2.0" and yaml.safe_load(cff)["title"] == "sitegen registry"
+
+
+def test_document_shard_lines_are_to_json_spelled_out():
+    # catalog._document_line writes each line without json.dumps' pass over a dict: the
+    # bytes must stay those of to_json, whatever a name holds.
+    from types import SimpleNamespace
+
+    from sitegen.site.catalog import _document_line
+    from sitegen.site.jsonout import to_json
+
+    for name in ["plain", 'quo"te', "back\\slash", "ctl\x01\x1f\x7f", "uni\u00e9\u2028\U0001F600", "tab\tnl\n"]:
+        record = SimpleNamespace(kind="BenchmarkRun", name=name, digest="sha256:" + "a" * 64)
+        assert _document_line(record).encode() == to_json({"kind": record.kind, "name": record.name, "digest": record.digest})

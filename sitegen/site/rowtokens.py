@@ -1,0 +1,103 @@
+"""A short digest of each run's row in the listing tables, kept between builds per page group.
+
+A listing page (an implementation's or a GPU's runs, 250 to a page) is rendered again
+only when its key changes (sitegen.site.rendermemo), and the key covers each row by its
+token: sha256 over the row as the page's JSON twin holds it and the exact value the
+table's value columns are made from (sitegen.site.value_columns). Making every run's row
+only to learn that the page had not changed was most of the listing pages' time after a
+one-run edit. A row shows a part of what its run's record page shows, so it is a
+function of the run's group key (sitegen.site.reuse), like the page: the token of a run
+whose group key is unchanged is the one the previous build computed.
+
+Tokens are kept in the user's cache folder beside the document cache, one file per group
+key, named by it; a build deletes the files of keys it no longer has. A file that does
+not parse, or names another key, is no cache. ``build --full`` neither reads nor writes
+them and computes every token, which gives the very same keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from sitegen.atomicwrite import write_atomic
+from sitegen.documentcache import cache_folder
+from sitegen.site.jsonout import to_json
+from sitegen.site.listings import run_row
+from sitegen.site.reuse import group_of
+
+CACHE_FORMAT = 1
+_SUFFIX = ".rows.json"
+
+
+def row_token(facts) -> str:
+    """What a listing page shows of ``facts``: its row, and the value its value-column cell is made from."""
+    made = hashlib.sha256(to_json(run_row(facts)))
+    made.update(repr((facts.metric, facts.statistic, facts.unit, facts.value)).encode())
+    return made.hexdigest()[:32]
+
+
+def tokens_folder(root: Path) -> Path:
+    return cache_folder(root).parent.parent / "rows" / cache_folder(root).name
+
+
+class RowTokens:
+    """Each run's row token: from the previous build where the run's group key is unchanged, else made."""
+
+    def __init__(self, root: Path, keys: dict[str, str], *, cached: bool):
+        self.keys = keys
+        self.folder = tokens_folder(root) if cached else None
+        self.previous: dict[str, dict[str, str]] = {}
+        if self.folder is not None:
+            for key in set(keys.values()):
+                self.previous[key] = _read(self.folder / (key + _SUFFIX), key)
+        self.known: dict[str, dict[str, str]] = {key: {} for key in keys.values()}
+        self.made: set[str] = set()
+        self._tokens: dict[str, str] = {}
+
+    def token(self, facts) -> str:
+        name = facts.name
+        found = self._tokens.get(name)
+        if found is not None:
+            return found
+        group = group_of(self.keys, facts.operation.name)
+        key = None if group is None else self.keys[group]
+        found = None if key is None else self.previous.get(key, {}).get(name)
+        if found is None:
+            found = row_token(facts)
+            if key is not None:
+                self.made.add(key)
+        if key is not None:
+            self.known[key][name] = found
+        self._tokens[name] = found
+        return found
+
+    def save(self) -> None:
+        """Keep the tokens of this build's groups; forget those of groups it no longer has."""
+        if self.folder is None:
+            return
+        try:
+            for key in self.made:
+                rows = {**self.previous.get(key, {}), **self.known[key]}
+                write_atomic(self.folder / (key + _SUFFIX), json.dumps({"format": CACHE_FORMAT, "key": key, "rows": rows}).encode())
+            current = {key + _SUFFIX for key in self.keys.values()}
+            for entry in os.scandir(self.folder):
+                if entry.name.endswith(_SUFFIX) and entry.name not in current:
+                    os.unlink(entry.path)
+        except OSError:
+            pass  # an unwritable cache folder only costs the next build its speed
+
+
+def _read(path: Path, key: str) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("key") != key:
+        return {}
+    rows = data.get("rows")
+    if not isinstance(rows, dict) or not all(isinstance(v, str) for v in rows.values()):
+        return {}
+    return rows

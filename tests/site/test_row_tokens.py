@@ -1,0 +1,137 @@
+"""Listing pages keyed by row tokens (sitegen.site.rowtokens): a rebuild makes only the rows of
+the groups that changed, takes the others from the previous build, and still gives the
+bytes of a full build after edits, deletions and additions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitegen.cli import main
+from sitegen.site import rowtokens
+
+from test_incremental_build import RECORDS, _files
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch) -> Path:
+    """The bundled registry (many operations, so many groups), with a cache folder of its own."""
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "records"
+    shutil.copytree(RECORDS, root, ignore=shutil.ignore_patterns(".*"))
+    return root
+
+
+def _build(records: Path, out: Path, *extra: str) -> None:
+    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--jobs", "1", *extra])
+    assert result.exit_code == 0, (result.output, repr(result.exception))
+
+
+def _lock(records: Path) -> None:
+    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+
+
+def _runs(records: Path, operation: str) -> list[Path]:
+    return sorted((records / "runs" / operation).glob("*.json"))
+
+
+def _scale(path: Path, factor: float) -> None:
+    document = json.loads(path.read_text())
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency.update({k: max(1, round(v * factor)) for k, v in latency.items()})
+    path.write_text(json.dumps(document, indent=2))
+
+
+def _timed(records: Path, operation: str) -> Path:
+    return next(p for p in _runs(records, operation) if "latencyNs" in (json.loads(p.read_text())["spec"].get("timing") or {}))
+
+
+def _token_files(records: Path) -> list[Path]:
+    return sorted(rowtokens.tokens_folder(records).glob("*.rows.json"))
+
+
+def test_an_edit_makes_only_its_groups_rows(records, tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    _build(records, out)
+    groups = len(_token_files(records))
+    assert groups > 1
+    run = _timed(records, "cross-entropy")
+    _scale(run, 2)
+    _lock(records)
+    made = []
+    token = rowtokens.row_token
+    monkeypatch.setattr(rowtokens, "row_token", lambda facts: made.append(facts.name) or token(facts))
+    _build(records, out)
+    same_operation = {json.loads(p.read_text())["metadata"]["name"] for p in _runs(records, "cross-entropy")}
+    assert json.loads(run.read_text())["metadata"]["name"] in made
+    assert set(made) <= same_operation
+    # The edited group's new key replaced its old one; no file of a key no build has stays.
+    assert len(_token_files(records)) == groups
+    monkeypatch.undo()
+    _build(records, tmp_path / "fresh", "--full")
+    assert _files(out) == _files(tmp_path / "fresh")
+
+
+def _edit(records: Path) -> None:
+    # Far ahead of its cohort: the rank of every other run in it changes, not only its own.
+    _scale(_timed(records, "cross-entropy"), 0.01)
+
+
+def _delete(records: Path) -> None:
+    _runs(records, "embedding")[0].unlink()
+
+
+def _add(records: Path) -> None:
+    # A new run, newest of all: every GPU and implementation listing it is on shifts by a row.
+    source = _timed(records, "jsd")
+    document = json.loads(source.read_text())
+    document["metadata"]["name"] += "-again"
+    document["spec"]["observedAt"] = "2030-01-01T00:00:00.000Z"
+    (source.parent / (document["metadata"]["name"] + ".json")).write_text(json.dumps(document, indent=2))
+
+
+def test_edits_deletions_and_additions_build_what_a_full_build_does(records, tmp_path):
+    out = tmp_path / "site"
+    _build(records, out)
+    for step, change in enumerate((_edit, _delete, _add, _edit)):
+        before = _files(out)
+        change(records)
+        _lock(records)
+        _build(records, out)
+        fresh = tmp_path / f"fresh-{step}"
+        _build(records, fresh, "--full")
+        assert _files(out) == _files(fresh) != before, change.__name__
+
+
+def test_damaged_token_files_are_no_cache(records, tmp_path):
+    out = tmp_path / "site"
+    _build(records, out)
+    for path in _token_files(records):
+        path.write_text(path.read_text()[:-20])
+    _edit(records)
+    _lock(records)
+    _build(records, out)
+    _build(records, tmp_path / "fresh", "--full")
+    assert _files(out) == _files(tmp_path / "fresh")
+
+
+def test_full_neither_reads_nor_writes_the_tokens(records, tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    _build(records, out)
+    _edit(records)
+    _lock(records)
+    kept = {path: path.read_bytes() for path in _token_files(records)}
+
+    def read(*args):
+        raise AssertionError("--full read the row tokens")
+
+    monkeypatch.setattr(rowtokens, "_read", read)
+    _build(records, out, "--full")
+    assert {path: path.read_bytes() for path in _token_files(records)} == kept
+    monkeypatch.undo()
+    _build(records, tmp_path / "fresh", "--full")
+    assert _files(out) == _files(tmp_path / "fresh")
