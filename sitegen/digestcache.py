@@ -89,14 +89,18 @@ def code_version() -> bytes:
     return code_digest().encode()
 
 
+def shard_name(key: str, suffix: str) -> str:
+    """The file name of the cache shard for `key`: no key's characters reach the file system."""
+    return hashlib.sha256(key.encode()).hexdigest()[:24] + suffix
+
+
 def shards(root: Path, folder: Path, suffix: str) -> list[tuple[Path, list[tuple[str, str]]]]:
     """Each registry folder's manifests, (name, relative), with the file in ``folder`` of the
     cache shard that holds their entries: one shard per folder, so an edit rewrites one."""
     by_folder: dict[str, list[tuple[str, str]]] = {}
     for name, relative in manifest_names(root):
         by_folder.setdefault(relative.rpartition("/")[0], []).append((name, relative))
-    return [(folder / (hashlib.sha256(shard.encode()).hexdigest()[:24] + suffix), files)
-            for shard, files in by_folder.items()]
+    return [(folder / shard_name(shard, suffix), files) for shard, files in by_folder.items()]
 
 
 def _read(path: Path) -> dict[str, list[dict]]:

@@ -16,7 +16,7 @@ Why each part is where it is:
   The sample is start → mid, the caller's stream.
 - Work the call leaves running on another stream shows once mid has fired: the host polls mid
   (no sleep, so no wake-up latency), then times the closing synchronize. That wait, less an
-  empty call's (the median of empty windows interleaved with the calls, one per BASE_EVERY), is
+  empty call's (the median of empty windows interleaved with the calls, one per EMPTY_EVERY), is
   work handed back unfinished, and host_timed refuses a call that leaves more than its slack.
 
 On a CPU (--interpret) the host clock stands in for the events and nothing is flushed.
@@ -29,11 +29,9 @@ import time
 
 import torch
 
-from sitegen.rerun.protocol import FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
+from sitegen.rerun.protocol import EMPTY_EVERY, FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 
-# One empty window per this many timed calls: enough, and spread through the samples, for a
-# median of the closing synchronize's fixed cost, without doubling short cases.
-BASE_EVERY = 4
+# Empty windows measured whenever the lead changes, before any call's: the median needs a few.
 BASE_FIRST = 5
 
 
@@ -174,7 +172,7 @@ class Clock:
     def _events(self, runner, indices: list[int], perturb: bool = True, tails=None) -> list[int]:
         windows = []
         for n, i in enumerate(indices):
-            if n % BASE_EVERY == 0:
+            if n % EMPTY_EVERY == 0:
                 self.empty()
             reset(runner, i, perturb)
             result, w = self.window(lambda: runner(i))

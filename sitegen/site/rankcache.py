@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
-from sitegen.digestcache import code_version
+from sitegen.digestcache import code_version, shard_name
 from sitegen.documentcache import cache_folder
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import Interval
@@ -83,7 +83,7 @@ class Rankings:
         if self.folder is None:
             rank_cohort(members)
             return
-        shard = _shard(members[0].operation.name)
+        shard = shard_name(members[0].operation.name, _SUFFIX)
         if shard not in self.previous:
             self.previous[shard] = _read(self.folder / shard)
         key = cohort_key(members)
@@ -108,10 +108,6 @@ class Rankings:
                         os.unlink(entry.path)
         except OSError:
             pass  # an unwritable cache folder only costs the next build its speed
-
-
-def _shard(operation: str) -> str:
-    return hashlib.sha256(operation.encode()).hexdigest()[:24] + _SUFFIX
 
 
 def _read(path: Path) -> dict:

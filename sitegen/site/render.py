@@ -44,8 +44,7 @@ class Renderer:
         runs_by_path = runs_by_path or {}
         # Run tables look their rows' runs up by page path, to give each metric a column
         # in one unit (sitegen.site.value_columns); the row models carry display text only.
-        self.columns = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
-        self.env.globals["value_columns"] = self.columns
+        self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
         """Whether Pagefind runs on this build: only then do pages load its search box."""
         """(text, site path) of the registry's own pages (About, How ranks work), linked from every page."""
 

@@ -118,13 +118,8 @@ def check_output(out: Path) -> set[str]:
 
     Returns the files present in it, the marker aside.
     """
-    return inspect_output(out)[0]
-
-
-def inspect_output(out: Path) -> tuple[set[str], set[str] | None]:
-    """check_output, and the files the marker lists (None where there is no site yet)."""
     own = own_files(out)
-    return (set(), None) if own is None else (_none_foreign(out, own), own)
+    return set() if own is None else _none_foreign(out, own)
 
 
 def own_files(out: Path) -> set[str] | None:

@@ -72,8 +72,8 @@ MUTANTS = [
 ]
 
 
-def run(name: str, rel: str, old: str, new: str, tests: list[str], timeout: int, root: Path = REPO) -> tuple[str, float, str]:
-    path = root / rel
+def run(name: str, rel: str, old: str, new: str, tests: list[str], timeout: int) -> tuple[str, float, str]:
+    path = REPO / rel
     text = path.read_text()
     if text.count(old) != 1:
         return "NOT APPLIED", 0.0, f"{rel}: the text to mutate occurs {text.count(old)} times"
@@ -98,18 +98,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="run only the mutants whose name contains one of these")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per mutant")
-    ap.add_argument("--root", type=Path, default=REPO,
-                    help="where the sitegen/ to mutate lies: an installed copy the tests import (on the GPU machine)")
     args = ap.parse_args()
     chosen = [m for m in MUTANTS if not args.only or any(o in m[0] for o in args.only)]
-    dirty = "" if args.root != REPO else subprocess.run(
-        ["git", "status", "--porcelain", "--", *sorted({m[1] for m in chosen})], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *sorted({m[1] for m in chosen})], cwd=REPO,
+                           capture_output=True, text=True).stdout.strip()
     if dirty:
         print(f"mutants: $: uncommitted changes in the files to mutate:\n{dirty}", file=sys.stderr)
         return 2
     survived = 0
     for name, rel, old, new, tests in chosen:
-        verdict, seconds, detail = run(name, rel, old, new, tests, args.timeout, args.root)
+        verdict, seconds, detail = run(name, rel, old, new, tests, args.timeout)
         survived += verdict != "killed"
         print(f"{verdict:11s} {name} ({rel}, {seconds:.0f} s){': ' + detail if detail else ''}", flush=True)
     print(f"{len(chosen) - survived} of {len(chosen)} mutants killed")
