@@ -150,6 +150,7 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -
     exact bytes this sitegen already checked on this machine are taken from its digest
     cache; --full recomputes everything.
     """
+    from sitegen.forkpool import default_jobs
     from sitegen.registry import open_registry
 
     total = 0
@@ -158,7 +159,7 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -
         if unlocked:
             warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=not unlocked, cached=not full).records)
+            total += len(open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs()).records)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -240,6 +241,7 @@ def lock(root: Path, as_json: bool) -> None:
     Files whose exact bytes this sitegen already digested are taken from this machine's
     digest cache, so after a small edit only the changed files are read in full.
     """
+    from sitegen.forkpool import default_jobs
     from sitegen.loader import LOCK_NAME
     from sitegen.registry import checked_lock_bytes, lock_key, open_registry
     from sitegen.transaction import registry_transaction
@@ -247,7 +249,7 @@ def lock(root: Path, as_json: bool) -> None:
     if not root.is_dir():
         raise InputError([Problem(str(root), "$", "no such registry folder")])
     with registry_transaction(root) as txn:
-        registry = open_registry(root, check_lock_file=False, cached=True)
+        registry = open_registry(root, check_lock_file=False, cached=True, jobs=default_jobs())
         data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
         if txn.read(LOCK_NAME) != data:
             txn.write(LOCK_NAME, data)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
 from sitegen.digest import canonical
+from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
 from sitegen.loader import Record, load_bytes, manifest_names
 from sitegen.problems import InputError, Problem
@@ -114,44 +115,62 @@ def _read(path: Path) -> dict[str, list[dict]]:
     return data["files"]
 
 
-def load_summaries(root: Path, reference_fields) -> tuple[list[Summary], list[Problem]]:
+def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Summary], list[Problem]]:
     """What loader.load_paths([root]) finds, as Summaries, computing only what the cache lacks.
 
-    A file that fails to load is reported exactly as load_paths reports it, and never cached.
+    A file that fails to load is reported exactly as load_paths reports it, and never
+    cached. Folders without a cache shard (all of them on a first lock) are summarized by
+    ``jobs`` forked processes: loading is nearly all of a first lock.
     """
     folder = cache_shards(root)
     try:
         cache_file(root).unlink()  # the one-file cache of format 1, superseded by the shards
     except OSError:
         pass
-    code = code_version()
+    work = shards(root, folder, ".json")
+    # Largest folders first, so that no process is left with a large one at the end.
+    fresh = sorted((i for i, (path, _) in enumerate(work) if not path.exists()), key=lambda i: -len(work[i][1]))
+    done = dict(zip(fresh, forked_map(lambda i: _summarize_shard(*work[i], reference_fields), fresh, jobs,
+                                      where=str(root), doing="loading records")))
     summaries: list[Summary] = []
     problems: list[Problem] = []
-    for path, files in shards(root, folder, ".json"):
-        cached = _read(path)
-        used: dict[str, list[dict]] = {}
-        for name, _ in files:
+    for i, (path, files) in enumerate(work):
+        entries, more = done[i] if i in done else _summarize_shard(path, files, reference_fields)
+        problems += more
+        summaries.extend(Summary(file=name, **entry) for name, entry in entries)
+    return summaries, sorted(problems)
+
+
+def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields) -> tuple[list[tuple[str, dict]], list[Problem]]:
+    """(file, cache entry) of each document of one folder, taken from its shard where the bytes match, and its
+    problems; the shard is written again when its entries change."""
+    cached = _read(path)
+    code = code_version()
+    used: dict[str, list[dict]] = {}
+    entries: list[tuple[str, dict]] = []
+    problems: list[Problem] = []
+    for name, _ in files:
+        try:
+            data = read_regular(name, MAX_FILE_BYTES)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        key = hashlib.sha256(code + b"\0" + data).hexdigest()
+        found = cached.get(key)
+        if not _well_formed(found):
             try:
-                data = read_regular(name, MAX_FILE_BYTES)
+                found = [summarize(r, reference_fields) for r in load_bytes(data, name)]
             except InputError as exc:
                 problems.extend(exc.problems)
                 continue
-            key = hashlib.sha256(code + b"\0" + data).hexdigest()
-            entries = cached.get(key)
-            if not _well_formed(entries):
-                try:
-                    entries = [summarize(r, reference_fields) for r in load_bytes(data, name)]
-                except InputError as exc:
-                    problems.extend(exc.problems)
-                    continue
-            used[key] = entries
-            summaries.extend(Summary(file=name, **entry) for entry in entries)
-        if used.keys() != cached.keys():
-            try:
-                write_atomic(path, json.dumps({"format": CACHE_FORMAT, "files": used}, sort_keys=True).encode())
-            except OSError:
-                pass  # an unwritable cache folder only costs the next run its speed
-    return summaries, sorted(problems)
+        used[key] = found
+        entries.extend((name, entry) for entry in found)
+    if used.keys() != cached.keys():
+        try:
+            write_atomic(path, json.dumps({"format": CACHE_FORMAT, "files": used}, sort_keys=True).encode())
+        except OSError:
+            pass  # an unwritable cache folder only costs the next run its speed
+    return entries, problems
 
 
 _FIELDS = {"pointer", "kind", "name", "digest", "content", "references"}

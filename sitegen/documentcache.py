@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
 from sitegen.digestcache import cache_file, code_version, shards
+from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
 from sitegen.loader import Record, load_bytes
 from sitegen.problems import InputError, Problem
@@ -81,40 +82,72 @@ def _usable(entry, digest: str) -> bool:
             and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1]))
 
 
-def load_cached(root: Path, known: dict[str, str]) -> tuple[list[Record], list[Problem]]:
+def load_cached(root: Path, known: dict[str, str], jobs: int = 1) -> tuple[list[Record], list[Problem]]:
     """What loader.load_paths([root]) returns, loading only the files the cache lacks.
 
     ``known`` maps a file (relative to ``root``, "/"-separated) to the sha256 of the bytes
     the build has fingerprinted; a file not in it, or whose entry was made from other
     bytes, is read and loaded here. A file that fails to load is reported as load_paths
     reports it, and never cached.
+
+    Folders without a cache shard (all of them on a first build) are loaded by ``jobs``
+    forked workers, each sending back the pickled shard it writes: parsing, validating
+    and digesting are most of a first build's loading, and unpickling the result costs
+    the parent an eighth of doing them itself. Folders with a shard are read here, as a
+    worker would only add a pickling to them.
     """
+    work = shards(root, cache_folder(root), ".pickle")
+    # Largest folders first, so that no process is left with a large one at the end.
+    fresh = sorted((i for i, (path, _) in enumerate(work) if not path.exists()), key=lambda i: -len(work[i][1]))
+    loaded: dict[int, tuple[dict, list[Problem]]] = {}
+    if jobs > 1 and len(fresh) > 1:
+        def load_in_worker(i: int) -> tuple[bytes, list[Problem]]:
+            kept, problems, _ = _load_shard(*work[i], known, {})
+            return _write_shard(work[i][0], kept), problems
+
+        done = forked_map(load_in_worker, fresh, jobs, where=str(root), doing="loading records")
+        loaded = {i: (pickle.loads(payload), problems) for i, (payload, problems) in zip(fresh, done)}
     records: list[Record] = []
     problems: list[Problem] = []
-    for path, files in shards(root, cache_folder(root), ".pickle"):
-        cached = _read_shard(path)
-        kept: dict[str, tuple] = {}
+    for i, (path, files) in enumerate(work):
+        if i in loaded:
+            kept, more = loaded[i]
+        else:
+            kept, more, changed = _load_shard(path, files, known, _read_shard(path))
+            if changed:
+                _write_shard(path, kept)
+        problems += more
         for name, relative in files:
-            entry = cached.get(relative)
-            digest = known.get(relative)
-            if digest is None or not _usable(entry, digest):
-                try:
-                    data = read_regular(name, MAX_FILE_BYTES)
-                    loaded = load_bytes(data, name)
-                except InputError as exc:
-                    problems.extend(exc.problems)
-                    continue
-                entry = (hashlib.sha256(data).hexdigest(), [(r.pointer, r.source, r.model, r.digest) for r in loaded])
-            kept[relative] = entry
-            records.extend(Record(name, *parts) for parts in entry[1])
-        if kept.keys() != cached.keys() or any(kept[k] is not cached[k] for k in kept):
-            _write_shard(path, kept)
+            if relative in kept:
+                records.extend(Record(name, *parts) for parts in kept[relative][1])
     return records, sorted(problems)
 
 
-def _write_shard(path: Path, entries: dict) -> None:
+def _load_shard(path: Path, files: list[tuple[str, str]], known: dict[str, str], cached: dict) -> tuple[dict, list[Problem], bool]:
+    """One folder's entries, {relative file: (sha256, [(pointer, source, model, digest), ...])}, taken from
+    ``cached`` where usable, else loaded; its problems; whether the entries differ from ``cached``."""
+    kept: dict[str, tuple] = {}
+    problems: list[Problem] = []
+    for name, relative in files:
+        entry = cached.get(relative)
+        digest = known.get(relative)
+        if digest is None or not _usable(entry, digest):
+            try:
+                data = read_regular(name, MAX_FILE_BYTES)
+                loaded = load_bytes(data, name)
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+            entry = (hashlib.sha256(data).hexdigest(), [(r.pointer, r.source, r.model, r.digest) for r in loaded])
+        kept[relative] = entry
+    return kept, problems, kept.keys() != cached.keys() or any(kept[k] is not cached[k] for k in kept)
+
+
+def _write_shard(path: Path, entries: dict) -> bytes:
+    """Pickles ``entries`` into the shard at ``path``; returns the pickle."""
     payload = pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         write_atomic(path, _header(payload) + payload)
     except OSError:
         pass  # an unwritable cache folder only costs the next build its speed
+    return payload

@@ -115,7 +115,7 @@ def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) ->
 
 
 def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False,
-                  known: dict[str, str] | None = None) -> Registry:
+                  known: dict[str, str] | None = None, jobs: int = 1) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
     ``require_lock`` makes a folder without digests.lock an error: verify and build promise
@@ -124,11 +124,13 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
 
     ``cached``: documents are sitegen.digestcache Summaries (kind, name, digest,
     references), taken from the digest cache where a file's bytes are unchanged; enough
-    for lock and verify, never for a build.
+    for lock and verify, never for a build. Folders the cache has never seen are loaded
+    by ``jobs`` processes.
 
     ``known``: each file's sha256 (relative path → hex, as sitegen.site.fingerprint reads
     them); documents are taken from sitegen.documentcache where a file's bytes are
-    unchanged since it was last loaded. Every check below still runs on all of them.
+    unchanged since it was last loaded, the rest by ``jobs`` processes. Every check below
+    still runs on all of them.
     """
     if root.is_dir():
         recover(root)
@@ -138,11 +140,11 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
     if cached and root.is_dir():
         from sitegen.digestcache import load_summaries
 
-        records, problems = load_summaries(root, REFERENCES)
+        records, problems = load_summaries(root, REFERENCES, jobs)
     elif known is not None and root.is_dir():
         from sitegen.documentcache import load_cached
 
-        records, problems = load_cached(root, known)
+        records, problems = load_cached(root, known, jobs)
     else:
         records, problems = load_paths([root])
     registry, more = index(records)

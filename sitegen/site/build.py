@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sitegen.config import Config, Site, load_config
+from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
 from sitegen.progress import Progress
@@ -39,7 +40,7 @@ from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
-from sitegen.site.workers import default_jobs, render_in_workers
+from sitegen.site.workers import render_in_workers
 from sitegen.site.write import SiteWriter, clean_leftovers, own_files, previous_build
 from sitegen.transaction import recover
 
@@ -124,7 +125,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
-    processes render the record pages (default: one per core). When ``out`` was built by
+    processes load the folders no cache holds and render the record pages (default: one
+    per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
     come from sitegen.documentcache, the rankings of unchanged cohorts from
@@ -147,7 +149,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         return BuildResult(out, previous.runs, previous.files, fresh=False)
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
-        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files)
+        jobs = default_jobs() if jobs is None else jobs
+        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs)
         config = load_config(records)
         if base_url:
             config = with_base_url(config, base_url)
@@ -173,7 +176,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),
-                default_jobs() if jobs is None else jobs, progress,
+                jobs, progress,
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)

@@ -42,7 +42,7 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--quiet", is_flag=True, help="No progress display on stderr (shown only on a terminal, for builds over 2 s).")
 @click.option("--search/--no-search", default=True, show_default=True,
               help="Index the pages with Pagefind and put a search box on every page.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Processes rendering record pages  [default: one per core]")
+@click.option("--jobs", type=click.IntRange(min=1), help="Processes loading records and rendering record pages  [default: one per core]")
 @click.option("--full", is_flag=True,
               help="Parse, validate and digest every document, rank every cohort and make every listing row, "
                    "ignoring this machine's build caches (use it where the cache folder is not yours alone, as in CI).")

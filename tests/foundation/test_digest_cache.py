@@ -92,3 +92,27 @@ def test_an_unreadable_cache_is_recomputed(registry):
     assert cli("lock", registry).exit_code == 0
     assert (registry / LOCK_NAME).read_bytes() == expected
     assert all(json.loads(shard.read_bytes())["format"] == CACHE_FORMAT for shard in _shards(registry))
+
+
+@pytest.fixture(params=[1, 3], ids=["one-process", "three-processes"])
+def jobs(request, monkeypatch) -> int:
+    """`lock` and `verify` on as many cores as this: a first lock loads each folder in a forked process."""
+    from sitegen import forkpool
+
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: request.param)
+    return request.param
+
+
+def test_a_first_lock_on_any_number_of_processes_equals_a_lock_from_scratch(registry, jobs):
+    (registry / LOCK_NAME).unlink()
+    assert cli("lock", registry).exit_code == 0
+    assert len(_shards(registry)) == len({p.parent for p in registry.rglob("*.json") if p.name != LOCK_NAME}) > 1
+    assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
+    assert cli("verify", registry).exit_code == 0
+
+
+def test_a_bad_file_on_a_first_verify_is_reported_as_by_verify_full(registry, jobs):
+    _a_run(registry).write_text('{"apiVersion": 1}')
+    cached, full = cli("verify", registry), cli("verify", "--full", registry)
+    assert cached.exit_code == full.exit_code == 1
+    assert problem_lines(cached) == problem_lines(full) != []

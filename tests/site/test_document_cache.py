@@ -146,3 +146,51 @@ def test_a_bad_file_is_reported_the_same_with_or_without_the_cache(registry_copy
     assert cached.exit_code == full.exit_code == 1
     assert cached.output == full.output != ""
     assert not (tmp_path / "a").exists()
+
+
+def test_a_first_build_loaded_by_several_processes_equals_a_full_one_process_build(registry_copy, tmp_path, cache):
+    # Cold cache: every folder of the registry is loaded by a forked process, whose pickled
+    # shard the parent takes in; --full loads every file in the parent alone.
+    many, one = tmp_path / "many", tmp_path / "one"
+    assert _build(registry_copy, many, "--jobs", "3").exit_code == 0
+    folders = {p.parent for p in registry_copy.rglob("*.json") if p.name != "digests.lock"}
+    assert len(_shards(registry_copy)) == len(folders) > 1
+    assert _build(registry_copy, one, "--full", "--jobs", "1").exit_code == 0
+    assert _files(many) == _files(one)
+    # The shards the processes wrote are the cache of the next build.
+    _scale_latency(_run_file(registry_copy), 3)
+    relock(registry_copy)
+    again, fresh = tmp_path / "again", tmp_path / "fresh"
+    assert _build(registry_copy, again, "--jobs", "1").exit_code == 0
+    assert _build(registry_copy, fresh, "--full", "--jobs", "1").exit_code == 0
+    assert _files(again) == _files(fresh)
+
+
+def test_a_bad_file_loaded_by_a_worker_is_reported_as_by_one_process(registry_copy, tmp_path, cache):
+    _run_file(registry_copy).write_text('{"apiVersion": "kernelbench.dev/v1alpha1", "kind": "BenchmarkRun", "spec": {}}')
+    many = _build(registry_copy, tmp_path / "many", "--jobs", "3")
+    one = _build(registry_copy, tmp_path / "one", "--full", "--jobs", "1")
+    assert many.exit_code == one.exit_code == 1
+    assert many.output == one.output and str(_run_file(registry_copy)) in many.output
+    assert "Traceback" not in many.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "records"]
+
+
+def test_a_loading_process_killed_fails_the_build_with_one_line(registry_copy, tmp_path, cache, monkeypatch):
+    import signal
+
+    from sitegen import documentcache
+
+    parent, load_shard = os.getpid(), documentcache._load_shard
+
+    def dies_in_a_worker(*args):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return load_shard(*args)
+
+    monkeypatch.setattr(documentcache, "_load_shard", dies_in_a_worker)
+    result = _build(registry_copy, tmp_path / "site", "--jobs", "2")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.splitlines()[0] == (f"{registry_copy}: $: a process loading records died (out of memory?); "
+                                             "nothing was changed; try fewer --jobs")
+    assert not (tmp_path / "site").exists()
