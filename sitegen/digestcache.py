@@ -5,10 +5,10 @@ document again (4 s at 10,000 runs, as long as a cold build's loading); with the
 files whose bytes changed are. An entry is keyed by sha256 over sitegen's own code and the
 file's exact bytes, so one changed byte, or a changed validator, misses.
 
-The cache lives in the user's cache folder (SITEGEN_CACHE_DIR, else
-$XDG_CACHE_HOME/sitegen, else ~/.cache/sitegen), never in the registry, so no checkout or
-pull request can bring entries of its own. It only ever stands for work already done on
-this machine: `sitegen verify --full` and `sitegen build` never read it (a build has a
+The cache lives in the user's cache folder (sitegen.cachefiles), one JSON shard per
+registry folder, so an edit rewrites one shard, not the cache of every file (50 MB at
+60,000 runs). It only ever stands for work already done on this machine: `sitegen verify
+--full` and `sitegen build` never read it (a build has a
 cache of its own, sitegen.documentcache, which `build --full` ignores too), and a build
 refuses a lock that a poisoned digest cache got wrong.
 """
@@ -16,13 +16,11 @@ refuses a lock that a poisoned digest cache got wrong.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from sitegen.atomicwrite import write_atomic
+from sitegen.cachefiles import cache_dir, read_json, write_json
 from sitegen.digest import canonical
 from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
@@ -63,23 +61,9 @@ def summarize(record: Record, reference_fields) -> dict:
     }
 
 
-def cache_file(root: Path) -> Path:
-    """Where the cache of one registry folder is named from, so entries of other registries are never kept alive here.
-
-    The entries themselves are in shards, one per folder of the registry, in the folder
-    of this name without ".json" (cache_shards): an edit rewrites one shard, not the
-    cache of every file (50 MB at 60,000 runs).
-    """
-    base = os.environ.get("SITEGEN_CACHE_DIR")
-    if not base:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sitegen")
-    where = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:24]
-    return Path(base) / "digests" / f"{where}.json"
-
-
 def cache_shards(root: Path) -> Path:
     """The folder of the registry's cache shards."""
-    return cache_file(root).with_suffix("")
+    return cache_dir(root, "digests")
 
 
 @lru_cache(maxsize=1)
@@ -104,17 +88,6 @@ def shards(root: Path, folder: Path, suffix: str) -> list[tuple[Path, list[tuple
     return [(folder / shard_name(shard, suffix), files) for shard, files in by_folder.items()]
 
 
-def _read(path: Path) -> dict[str, list[dict]]:
-    # Anything unreadable or of another format is no cache: everything is recomputed.
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("files"), dict):
-        return {}
-    return data["files"]
-
-
 def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Summary], list[Problem]]:
     """What loader.load_paths([root]) finds, as Summaries, computing only what the cache lacks.
 
@@ -122,12 +95,7 @@ def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Su
     cached. Folders without a cache shard (all of them on a first lock) are summarized by
     ``jobs`` forked processes: loading is nearly all of a first lock.
     """
-    folder = cache_shards(root)
-    try:
-        cache_file(root).unlink()  # the one-file cache of format 1, superseded by the shards
-    except OSError:
-        pass
-    work = shards(root, folder, ".json")
+    work = shards(root, cache_shards(root), ".json")
     # Largest folders first, so that no process is left with a large one at the end.
     fresh = sorted((i for i, (path, _) in enumerate(work) if not path.exists()), key=lambda i: -len(work[i][1]))
     done = dict(zip(fresh, forked_map(lambda i: _summarize_shard(*work[i], reference_fields), fresh, jobs,
@@ -144,7 +112,7 @@ def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Su
 def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields) -> tuple[list[tuple[str, dict]], list[Problem]]:
     """(file, cache entry) of each document of one folder, taken from its shard where the bytes match, and its
     problems; the shard is written again when its entries change."""
-    cached = _read(path)
+    cached = read_json(path, CACHE_FORMAT, "files")
     code = code_version()
     used: dict[str, list[dict]] = {}
     entries: list[tuple[str, dict]] = []
@@ -166,10 +134,7 @@ def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields)
         used[key] = found
         entries.extend((name, entry) for entry in found)
     if used.keys() != cached.keys():
-        try:
-            write_atomic(path, json.dumps({"format": CACHE_FORMAT, "files": used}, sort_keys=True).encode())
-        except OSError:
-            pass  # an unwritable cache folder only costs the next run its speed
+        write_json(path, {"format": CACHE_FORMAT, "files": used})
     return entries, problems
 
 

@@ -24,7 +24,8 @@ import pickle
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
-from sitegen.digestcache import cache_file, code_version, shards
+from sitegen.cachefiles import cache_dir
+from sitegen.digestcache import code_version, shards
 from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
 from sitegen.loader import Record, load_bytes
@@ -36,9 +37,8 @@ _MODEL_MODULES = "sitegen.model."
 
 
 def cache_folder(root: Path) -> Path:
-    """One folder of shards per registry folder (see digestcache.cache_file)."""
-    digests = cache_file(root)
-    return digests.parent.parent / "documents" / digests.stem
+    """One folder of shards per registry folder."""
+    return cache_dir(root, "documents")
 
 
 class _ModelsOnly(pickle.Unpickler):

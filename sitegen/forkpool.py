@@ -8,12 +8,12 @@ task is a module global set before the fork, so it may be any callable, closures
 from __future__ import annotations
 
 import multiprocessing
-from collections import deque
 import os
+from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from sitegen.problems import InputError, Problem
 

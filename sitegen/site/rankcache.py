@@ -18,13 +18,10 @@ writes it.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 
-from sitegen.atomicwrite import write_atomic
+from sitegen.cachefiles import cache_dir, prune, read_json, write_json
 from sitegen.digestcache import code_version, shard_name
-from sitegen.documentcache import cache_folder
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import Interval
 
@@ -33,7 +30,7 @@ _SUFFIX = ".ranks.json"
 
 
 def rankings_folder(root: Path) -> Path:
-    return cache_folder(root).parent.parent / "rankings" / cache_folder(root).name
+    return cache_dir(root, "rankings")
 
 
 def cohort_key(members) -> str:
@@ -85,7 +82,7 @@ class Rankings:
             return
         shard = shard_name(members[0].operation.name, _SUFFIX)
         if shard not in self.previous:
-            self.previous[shard] = _read(self.folder / shard)
+            self.previous[shard] = read_json(self.folder / shard, CACHE_FORMAT, "cohorts")
         key = cohort_key(members)
         known = self.previous[shard].get(key)
         if known is None or not _apply(members, known):
@@ -98,23 +95,8 @@ class Rankings:
         """Keep the outcomes of this build's cohorts; forget those of keys it no longer has."""
         if self.folder is None:
             return
-        try:
-            for shard, cohorts in self.current.items():
-                if shard in self.changed or cohorts.keys() != self.previous.get(shard, {}).keys():
-                    write_atomic(self.folder / shard, json.dumps({"format": CACHE_FORMAT, "cohorts": cohorts}).encode())
-            if self.folder.is_dir():
-                for entry in os.scandir(self.folder):
-                    if entry.name.endswith(_SUFFIX) and entry.name not in self.current:
-                        os.unlink(entry.path)
-        except OSError:
-            pass  # an unwritable cache folder only costs the next build its speed
+        for shard, cohorts in self.current.items():
+            if shard in self.changed or cohorts.keys() != self.previous.get(shard, {}).keys():
+                write_json(self.folder / shard, {"format": CACHE_FORMAT, "cohorts": cohorts})
+        prune(self.folder, _SUFFIX, self.current)
 
-
-def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("cohorts"), dict):
-        return {}
-    return data["cohorts"]

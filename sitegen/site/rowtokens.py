@@ -18,12 +18,9 @@ them and computes every token, which gives the very same keys.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 
-from sitegen.atomicwrite import write_atomic
-from sitegen.documentcache import cache_folder
+from sitegen.cachefiles import cache_dir, prune, read_json, write_json
 from sitegen.site.jsonout import to_json
 from sitegen.site.listings import run_row
 from sitegen.site.reuse import group_of
@@ -40,7 +37,7 @@ def row_token(facts) -> str:
 
 
 def tokens_folder(root: Path) -> Path:
-    return cache_folder(root).parent.parent / "rows" / cache_folder(root).name
+    return cache_dir(root, "rows")
 
 
 class RowTokens:
@@ -78,26 +75,13 @@ class RowTokens:
         """Keep the tokens of this build's groups; forget those of groups it no longer has."""
         if self.folder is None:
             return
-        try:
-            for key in self.made:
-                rows = {**self.previous.get(key, {}), **self.known[key]}
-                write_atomic(self.folder / (key + _SUFFIX), json.dumps({"format": CACHE_FORMAT, "key": key, "rows": rows}).encode())
-            current = {key + _SUFFIX for key in self.keys.values()}
-            for entry in os.scandir(self.folder):
-                if entry.name.endswith(_SUFFIX) and entry.name not in current:
-                    os.unlink(entry.path)
-        except OSError:
-            pass  # an unwritable cache folder only costs the next build its speed
+        for key in self.made:
+            rows = {**self.previous.get(key, {}), **self.known[key]}
+            write_json(self.folder / (key + _SUFFIX), {"format": CACHE_FORMAT, "key": key, "rows": rows})
+        prune(self.folder, _SUFFIX, {key + _SUFFIX for key in self.keys.values()})
+
 
 
 def _read(path: Path, key: str) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("key") != key:
-        return {}
-    rows = data.get("rows")
-    if not isinstance(rows, dict) or not all(isinstance(v, str) for v in rows.values()):
-        return {}
-    return rows
+    rows = read_json(path, CACHE_FORMAT, "rows", key=key)
+    return rows if all(isinstance(v, str) for v in rows.values()) else {}

@@ -68,6 +68,6 @@ def test_full_neither_reads_nor_writes_the_rankings(records, tmp_path, monkeypat
     def read(*args):
         raise AssertionError("--full read the rankings")
 
-    monkeypatch.setattr(rankcache, "_read", read)
+    monkeypatch.setattr(rankcache, "read_json", read)
     _build(records, out, "--full")
     assert {path: path.read_bytes() for path in _rank_files(records)} == kept
