@@ -41,7 +41,9 @@ from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site
 from sitegen.site.workers import render_in_workers
-from sitegen.site.write import SiteWriter, clean_leftovers, own_files, previous_build
+from sitegen.site.marker import own_files, previous_build
+from sitegen.site.swap import clean_leftovers
+from sitegen.site.write import SiteWriter
 from sitegen.transaction import recover
 
 

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 
+import sitegen.site.swap as site_swap
 import sitegen.site.write as site_write
 
 KILL_AT = int(os.environ.get("SITEGEN_KILL_AT", "0"))
@@ -23,10 +24,16 @@ ENOSPC_AT = int(os.environ.get("SITEGEN_ENOSPC_AT", "0"))
 COUNT_FILE = os.environ.get("SITEGEN_COUNT_FILE")
 count = 0
 syncs = 0
+# Points are counted in the command's own process: forked loaders and renderers inherit the
+# count, and killing one of them tests what tests/site/test_document_cache.py and
+# test_incremental_build.py plant directly (one line, nothing changed), not a kill of the command.
+MAIN = os.getpid()
 
 
 def _point(name: str) -> None:
     global count, syncs
+    if os.getpid() != MAIN:
+        return
     count += 1
     if count == KILL_AT:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -50,7 +57,7 @@ def _wrap(owner, name: str) -> None:
 
 for name in ("fsync", "replace", "rename", "link", "unlink"):
     _wrap(os, name)
-_wrap(site_write, "exchange")
+_wrap(site_swap, "exchange")
 _wrap(site_write.SiteWriter, "add")
 
 if __name__ == "__main__":

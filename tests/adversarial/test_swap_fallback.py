@@ -7,6 +7,7 @@ import os
 
 from click.testing import CliRunner
 
+import sitegen.site.swap as swap
 import sitegen.site.write as write
 from faults import FIXTURE, snapshot
 from sitegen.cli import main
@@ -21,7 +22,7 @@ def test_two_renames_replace_the_site(tmp_path, monkeypatch):
     out = tmp_path / "site"
     _build(out)
     first = snapshot(out)
-    monkeypatch.setattr(write, "exchange", lambda a, b: False)
+    monkeypatch.setattr(swap, "exchange", lambda a, b: False)
     _build(out)
     assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
@@ -34,8 +35,8 @@ def test_a_site_lost_in_the_gap_is_put_back_by_the_next_build(tmp_path, monkeypa
     os.rename(out, tmp_path / ".site.previous-k1ll3d")
     (tmp_path / ".site.building-k1ll3d").mkdir()
     (tmp_path / ".site.building-k1ll3d" / "index.html").write_text("half")
-    monkeypatch.setattr(write, "exchange", lambda a, b: False)
-    write.clean_leftovers(out)
+    monkeypatch.setattr(swap, "exchange", lambda a, b: False)
+    swap.clean_leftovers(out)
     assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
     _build(out)
     assert snapshot(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
@@ -45,7 +46,7 @@ def test_a_running_builds_folder_is_left_alone(tmp_path):
     out = tmp_path / "site"
     writer = write.SiteWriter(out)
     try:
-        write.clean_leftovers(out)
+        swap.clean_leftovers(out)
         assert writer.tmp.is_dir()
     finally:
         writer.abort()

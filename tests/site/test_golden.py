@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from sitegen.site.write import MARKER
+from sitegen.site.marker import MARKER
 
 EXPECTED = Path(__file__).resolve().parents[1] / "golden" / "expected-site"
 

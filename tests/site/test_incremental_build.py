@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURE, TORCH_RUN, edit_run
 from sitegen.cli import main
-from sitegen.site.write import MARKER
+from sitegen.site.marker import MARKER
 from sitegen.transaction import COMMITTED, JOURNAL, STAGED
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"

@@ -9,7 +9,7 @@ import pytest
 from conftest import SEED_RUN
 from sitegen.problems import InputError
 from sitegen.site.build import build_site
-from sitegen.site.write import MARKER
+from sitegen.site.marker import MARKER
 
 
 def _snapshot(root):
@@ -186,15 +186,15 @@ def test_removing_the_old_site_never_follows_a_link_out_of_it(registry_copy, tmp
 
 
 def test_the_file_list_is_sharded_beside_a_small_marker(registry_copy, tmp_path, monkeypatch):
-    from sitegen.site import write
+    from sitegen.site import marker as site_marker
 
-    monkeypatch.setattr(write, "FILES_PER_LIST", 20)
+    monkeypatch.setattr(site_marker, "FILES_PER_LIST", 20)
     out = tmp_path / "site"
     build_site(registry_copy, out)
     marker = json.loads((out / MARKER).read_text())
     assert "files" not in marker and len(marker["fileLists"]) > 2
     assert (out / MARKER).stat().st_size < 10_000
-    listed = set(write._read_marker(out))
+    listed = set(site_marker.read_marker(out))
     assert listed == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {MARKER}
     assert not build_site(registry_copy, out).fresh  # read back: the site is recognised as up to date
     (out / "stray.txt").write_text("someone's")
