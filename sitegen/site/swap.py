@@ -134,14 +134,14 @@ def clean_leftovers(out: Path) -> None:
             os.close(held)
 
 
-def remove_own(folder: Path) -> None:
-    """Delete the previous site: only the files its marker lists, then empty folders.
+def remove_own(folder: Path, own: set[str] | None = None) -> None:
+    """Delete the previous site: only the files its marker lists (or ``own``, already read from it), then empty folders.
 
     One walk that never enters a linked folder, deciding by each entry's type as the
     folder listing gives it (no stat per file): a listed file reached through a link,
     or anything listed that is not a plain file, is left alone.
     """
-    own = marker_files(folder) or set()
+    own = (marker_files(folder) or set()) if own is None else set(own)
     own.add(MARKER)
     folders, pending = [], [("", str(folder))]
     while pending:
@@ -170,7 +170,8 @@ def remove_own(folder: Path) -> None:
 def swap_in(staged: Path, out: Path) -> None:
     """Put the site ``staged`` beside ``out`` in its place, then delete the files of the old site's marker."""
     open_folders(staged)
-    check_output(out)
+    # The old site's files, all of them its own: the list remove_own needs, read once.
+    own = check_output(out)
     if not out.exists():
         os.rename(staged, out)
     elif not any(out.iterdir()):
@@ -178,10 +179,10 @@ def swap_in(staged: Path, out: Path) -> None:
         os.rename(staged, out)
     elif exchange(staged, out):
         # staged now names the previous site.
-        remove_own(staged)
+        remove_own(staged, own)
     else:
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.previous-", dir=out.parent))
         old.rmdir()
         os.rename(out, old)
         os.rename(staged, out)
-        remove_own(old)
+        remove_own(old, own)
