@@ -228,10 +228,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
         # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
         runs = index.runs_of_operation.get(operation.name, [])
+        # The same for each of the operation's pages (up to a thousand at 60,000 runs).
+        description, feed, where = content.descriptions.get(operation.name), operation_feed_path(operation.name), operation_where(operation.name, runs)
         for page, shown in operation_pages_with_runs(operation, index):
             writer.add(page.path, renderer.render(
-                "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)), description=content.descriptions.get(operation.name),
-                feed=operation_feed_path(operation.name), where=operation_where(operation.name, runs)))
+                "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)),
+                description=description, feed=feed, where=where))
             writer.add(twin(page.path), to_json(page))
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
