@@ -92,18 +92,20 @@ def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Su
     """What loader.load_paths([root]) finds, as Summaries, computing only what the cache lacks.
 
     A file that fails to load is reported exactly as load_paths reports it, and never
-    cached. Folders without a cache shard (all of them on a first lock) are summarized by
-    ``jobs`` forked processes: loading is nearly all of a first lock.
+    cached. The folders are shared out among ``jobs`` forked processes, each reading and
+    hashing its files and summarizing those its shard lacks: on a first lock that is
+    loading every document, after an edit it is still reading every file.
     """
     work = shards(root, cache_shards(root), ".json")
+    code_version()  # made once, before the processes fork
     # Largest folders first, so that no process is left with a large one at the end.
-    fresh = sorted((i for i, (path, _) in enumerate(work) if not path.exists()), key=lambda i: -len(work[i][1]))
-    done = dict(zip(fresh, forked_map(lambda i: _summarize_shard(*work[i], reference_fields), fresh, jobs,
-                                      where=str(root), doing="loading records")))
+    order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
+    done = dict(zip(order, forked_map(lambda i: _summarize_shard(*work[i], reference_fields), order, jobs,
+                                      where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
-    for i, (path, files) in enumerate(work):
-        entries, more = done[i] if i in done else _summarize_shard(path, files, reference_fields)
+    for i in range(len(work)):
+        entries, more = done.pop(i)
         problems += more
         summaries.extend(Summary(file=name, **entry) for name, entry in entries)
     return summaries, sorted(problems)

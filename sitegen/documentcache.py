@@ -58,6 +58,15 @@ def _header(payload: bytes) -> bytes:
     return CACHE_FORMAT + code_version() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
 
 
+def _current(path: Path) -> bool:
+    """Whether the shard at ``path`` was written in this format by this sitegen (its checksum is checked on reading)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.readline(256) + handle.readline(256) == CACHE_FORMAT + code_version() + b"\n"
+    except OSError:  # missing, or a cache folder this user cannot enter
+        return False
+
+
 def _read_shard(path: Path) -> dict:
     """{relative file: (sha256 of its bytes, [(pointer, source, model, digest), ...])}, or {} when unusable."""
     try:
@@ -90,28 +99,29 @@ def load_cached(root: Path, known: dict[str, str], jobs: int = 1) -> tuple[list[
     bytes, is read and loaded here. A file that fails to load is reported as load_paths
     reports it, and never cached.
 
-    Folders without a cache shard (all of them on a first build) are loaded by ``jobs``
-    forked workers, each sending back the pickled shard it writes: parsing, validating
-    and digesting are most of a first build's loading, and unpickling the result costs
-    the parent an eighth of doing them itself. Folders with a shard are read here, as a
-    worker would only add a pickling to them.
+    Folders without a shard of this sitegen (all of them on a first build, and after an
+    upgrade) are loaded by ``jobs`` forked workers, each sending back the pickled shard it
+    writes: parsing, validating and digesting are most of a first build's loading, and
+    unpickling the result costs the parent an eighth of doing them itself. Folders with
+    one are read here, as a worker would only add a pickling to them.
     """
     work = shards(root, cache_folder(root), ".pickle")
     # Largest folders first, so that no process is left with a large one at the end.
-    fresh = sorted((i for i, (path, _) in enumerate(work) if not path.exists()), key=lambda i: -len(work[i][1]))
+    fresh = sorted((i for i, (path, _) in enumerate(work) if not _current(path)), key=lambda i: -len(work[i][1]))
     loaded: dict[int, tuple[dict, list[Problem]]] = {}
     if jobs > 1 and len(fresh) > 1:
         def load_in_worker(i: int) -> tuple[bytes, list[Problem]]:
-            kept, problems, _ = _load_shard(*work[i], known, {})
-            return _write_shard(work[i][0], kept), problems
+            kept, problems, changed = _load_shard(*work[i], known, {})
+            return _write_shard(work[i][0], kept) if changed else pickle.dumps(kept), problems
 
-        done = forked_map(load_in_worker, fresh, jobs, where=str(root), doing="loading records")
-        loaded = {i: (pickle.loads(payload), problems) for i, (payload, problems) in zip(fresh, done)}
+        done = forked_map(load_in_worker, fresh, jobs, where=str(root), doing="loading records", advice="; try fewer --jobs")
+        # strict: the last result taken ends the workers (forked_map), before the loop below.
+        loaded = {i: (pickle.loads(payload), problems) for i, (payload, problems) in zip(fresh, done, strict=True)}
     records: list[Record] = []
     problems: list[Problem] = []
     for i, (path, files) in enumerate(work):
         if i in loaded:
-            kept, more = loaded[i]
+            kept, more = loaded.pop(i)
         else:
             kept, more, changed = _load_shard(path, files, known, _read_shard(path))
             if changed:

@@ -166,8 +166,6 @@ def previous_build(out: Path, inputs: str, listed: set[str] | None) -> PreviousB
     return PreviousBuild(marker["runs"], len(listed) + 1)
 
 
-
-
 def marker_files_and_lists(files: list[str], marker: dict) -> list[tuple[str, bytes]]:
     """The file-list shards of a site holding ``files``, then its marker (``marker`` plus the shards' names)."""
     files, written, lists = sorted(files), [], []

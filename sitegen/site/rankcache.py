@@ -99,4 +99,3 @@ class Rankings:
             if shard in self.changed or cohorts.keys() != self.previous.get(shard, {}).keys():
                 write_json(self.folder / shard, {"format": CACHE_FORMAT, "cohorts": cohorts})
         prune(self.folder, _SUFFIX, self.current)
-

@@ -81,7 +81,6 @@ class RowTokens:
         prune(self.folder, _SUFFIX, {key + _SUFFIX for key in self.keys.values()})
 
 
-
 def _read(path: Path, key: str) -> dict[str, str]:
     rows = read_json(path, CACHE_FORMAT, "rows", key=key)
     return rows if all(isinstance(v, str) for v in rows.values()) else {}

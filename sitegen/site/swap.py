@@ -168,7 +168,7 @@ def remove_own(folder: Path, own: set[str] | None = None) -> None:
 
 
 def swap_in(staged: Path, out: Path) -> None:
-    """Put the site ``staged`` beside ``out`` in its place, then delete the files of the old site's marker."""
+    """Put the site ``staged`` beside ``out`` in its place, then delete the old site's files, all of which its marker lists."""
     open_folders(staged)
     # The old site's files, all of them its own: the list remove_own needs, read once.
     own = check_output(out)

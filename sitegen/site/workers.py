@@ -41,7 +41,8 @@ def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest:
         write_runs(index, renderer, writer, todo[bounds[0]:bounds[1]], _nothing)
         return writer.files[before:]
 
-    with forked_pool(render_slice, jobs, where=str(writer.out), doing="rendering record pages") as submit:
+    with forked_pool(render_slice, jobs, where=str(writer.out), doing="rendering record pages",
+                     advice="; try fewer --jobs") as submit:
         slices = [submit(bounds) for bounds in zip(edges, edges[1:])]
         write_rest()
         progress.stage("record pages", total=runs)

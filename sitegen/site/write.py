@@ -16,6 +16,7 @@ from sitegen.problems import InputError, Problem
 from sitegen.site.marker import marker_data, marker_files, marker_files_and_lists
 from sitegen.site.swap import clean_leftovers, new_staging, swap_in
 
+
 def _regular(path: Path) -> bool:
     # lstat: a link, a FIFO or a device is never lent, only a plain file.
     try:

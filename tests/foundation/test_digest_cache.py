@@ -95,24 +95,117 @@ def test_an_unreadable_cache_is_recomputed(registry):
 
 
 @pytest.fixture(params=[1, 3], ids=["one-process", "three-processes"])
-def jobs(request, monkeypatch) -> int:
-    """`lock` and `verify` on as many cores as this: a first lock loads each folder in a forked process."""
+def forks(request, monkeypatch) -> tuple[int, list[int]]:
+    """`lock` and `verify` on as many cores as the parameter; it, and the size of each pool they fork."""
     from sitegen import forkpool
 
+    pools, pool = [], forkpool.forked_pool
+
+    def counted(task, jobs, **kwargs):
+        pools.append(jobs)
+        return pool(task, jobs, **kwargs)
+
     monkeypatch.setattr(forkpool, "default_jobs", lambda: request.param)
-    return request.param
+    monkeypatch.setattr(forkpool, "forked_pool", counted)
+    return request.param, pools
 
 
-def test_a_first_lock_on_any_number_of_processes_equals_a_lock_from_scratch(registry, jobs):
+def test_a_lock_on_any_number_of_processes_equals_a_lock_from_scratch(registry, forks):
     (registry / LOCK_NAME).unlink()
     assert cli("lock", registry).exit_code == 0
     assert len(_shards(registry)) == len({p.parent for p in registry.rglob("*.json") if p.name != LOCK_NAME}) > 1
     assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
+    # Again after an edit, from the shards the processes wrote.
+    _edit_latency(_a_run(registry))
+    assert cli("lock", registry).exit_code == 0
+    assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
     assert cli("verify", registry).exit_code == 0
+    jobs, pools = forks
+    assert pools == ([] if jobs == 1 else [jobs] * 3)
 
 
-def test_a_bad_file_on_a_first_verify_is_reported_as_by_verify_full(registry, jobs):
+def test_a_bad_file_is_reported_as_by_verify_full_on_any_number_of_processes(registry, forks):
     _a_run(registry).write_text('{"apiVersion": 1}')
     cached, full = cli("verify", registry), cli("verify", "--full", registry)
     assert cached.exit_code == full.exit_code == 1
     assert problem_lines(cached) == problem_lines(full) != []
+
+
+def test_a_loading_process_killed_fails_the_lock_with_one_line(registry, monkeypatch):
+    import os
+    import signal
+
+    from sitegen import digestcache, forkpool
+
+    parent, summarize = os.getpid(), digestcache._summarize_shard
+
+    def dies_in_a_worker(*args):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return summarize(*args)
+
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 2)
+    monkeypatch.setattr(digestcache, "_summarize_shard", dies_in_a_worker)
+    before = (registry / LOCK_NAME).read_bytes()
+    result = cli("lock", registry)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert problem_lines(result) == [f"{registry}: $: a process loading records died (out of memory?); nothing was changed"]
+    assert (registry / LOCK_NAME).read_bytes() == before
+    monkeypatch.setattr(digestcache, "_summarize_shard", summarize)
+    assert cli("lock", registry).exit_code == 0
+
+
+_SLOW_LOCK = """
+import os, sys, time
+from pathlib import Path
+from sitegen import digestcache, forkpool
+
+parent, summarize, seen = os.getpid(), digestcache._summarize_shard, Path(sys.argv[2])
+
+def slow(*args):
+    if os.getpid() != parent:
+        (seen / str(os.getpid())).touch()
+        time.sleep(60)
+    return summarize(*args)
+
+forkpool.default_jobs = lambda: 2
+digestcache._summarize_shard = slow
+from sitegen.cli import main
+sys.argv = ["sitegen", "lock", sys.argv[1]]
+main()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has let go of everything
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_workers_die_with_a_killed_lock_and_leave_the_registry_unlocked(registry, tmp_path):
+    # As the OOM killer would kill the parent: workers left running would hold the
+    # registry's write lock they inherited, and refuse every later write.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    seen = tmp_path / "workers"
+    seen.mkdir()
+    lock = subprocess.Popen([sys.executable, "-c", _SLOW_LOCK, str(registry), str(seen)])
+    deadline = time.monotonic() + 60
+    while not any(seen.iterdir()) and time.monotonic() < deadline and lock.poll() is None:
+        time.sleep(0.05)
+    workers = [int(p.name) for p in seen.iterdir()]
+    assert workers, "no worker started"
+    os.kill(lock.pid, signal.SIGKILL)
+    lock.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)
+    assert cli("lock", registry).exit_code == 0

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from conftest import TORCH_RUN, relock
 from sitegen.cli import main
+from sitegen import documentcache
 from sitegen.documentcache import cache_folder
 
 from test_incremental_build import _files
@@ -148,7 +149,7 @@ def test_a_bad_file_is_reported_the_same_with_or_without_the_cache(registry_copy
     assert not (tmp_path / "a").exists()
 
 
-def test_a_first_build_loaded_by_several_processes_equals_a_full_one_process_build(registry_copy, tmp_path, cache):
+def test_a_first_build_loaded_by_several_processes_equals_a_full_one_process_build(registry_copy, tmp_path, cache, monkeypatch):
     # Cold cache: every folder of the registry is loaded by a forked process, whose pickled
     # shard the parent takes in; --full loads every file in the parent alone.
     many, one = tmp_path / "many", tmp_path / "one"
@@ -157,11 +158,20 @@ def test_a_first_build_loaded_by_several_processes_equals_a_full_one_process_bui
     assert len(_shards(registry_copy)) == len(folders) > 1
     assert _build(registry_copy, one, "--full", "--jobs", "1").exit_code == 0
     assert _files(many) == _files(one)
-    # The shards the processes wrote are the cache of the next build.
+    # The shards the processes wrote are the cache of the next build: it loads the edited file alone.
     _scale_latency(_run_file(registry_copy), 3)
     relock(registry_copy)
+    loaded = []
+
+    def load_bytes(data, name):
+        loaded.append(name)
+        return real_load_bytes(data, name)
+
+    real_load_bytes = documentcache.load_bytes
+    monkeypatch.setattr(documentcache, "load_bytes", load_bytes)
     again, fresh = tmp_path / "again", tmp_path / "fresh"
     assert _build(registry_copy, again, "--jobs", "1").exit_code == 0
+    assert loaded == [str(_run_file(registry_copy))]
     assert _build(registry_copy, fresh, "--full", "--jobs", "1").exit_code == 0
     assert _files(again) == _files(fresh)
 
