@@ -16,7 +16,7 @@
 # gpu_tests.log, selftest.log, selftest.json, sweep_fp32.{log,json}, sweep_bf16.{log,json}.
 #
 # Measured on one H200 (benchmarks/results/rerun_h200/: selftest.log, gpu_tests.log, sweep_*.log):
-# install ~10 s, self-test ~35 s, tests ~180 s, sweep ~390-445 s per dtype. One call runs at most 600 s, so the sweep takes one call
+# install ~10 s, self-test ~35 s, tests ~180 s, sweep ~380-430 s per dtype. One call runs at most 600 s, so the sweep takes one call
 # per dtype: "selftest sweep" with SWEEP_DTYPES=fp32, then "sweep like" with SWEEP_DTYPES=bf16.
 set -uo pipefail
 dest=${1:?usage: gpu_sweep.sh RECORDS_DIR [STEPS]}

@@ -138,10 +138,6 @@ class Clock:
     def base_ns(self) -> int:
         return int(statistics.median(self.base)) if self.base else 0
 
-    def net_ns(self, w: Window) -> int:
-        """The call's time: its stream's, start to mid."""
-        return max(1, w.stream_ns())
-
     def hidden_ns(self, waits: list[int]) -> int:
         """Median time work went on after the call's own stream was done, less an empty call's."""
         return max(0, int(statistics.median(waits)) - self.base_ns()) if waits else 0
@@ -180,4 +176,5 @@ class Clock:
             after(runner, i, result, check=pick(runner), window=w)
         if tails is not None:
             tails += [w.wait for w in windows]
-        return [self.net_ns(w) for w in windows]
+        # A call's time is its stream's, start to mid (at least 1 ns, for the ratios made of it).
+        return [max(1, w.stream_ns()) for w in windows]

@@ -5,7 +5,6 @@ Every candidate goes through the gate AND the timed measurement with every integ
 report names the checks that caught each cheat, and for every check the cheats it alone
 caught: a check that catches nothing the others miss is reported redundant.
 
-
 The cheats and what each does: sitegen/rerun/cheats.py.
 """
 

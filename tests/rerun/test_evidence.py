@@ -305,12 +305,13 @@ def test_sampling_stops_at_precision_or_at_the_budget():
     assert noisy["samplingStoppedBy"] == "budget" and sum(noisy["samplesNs"]) >= 30e6
 
 
-def test_a_fixed_synchronize_cost_is_not_hidden_work():
-    class SlowSync(Clock):
-        def sync(self):
-            time.sleep(0.005)  # a synchronize that costs 5 ms whatever ran: empty calls' too
+class _SlowSync(Clock):
+    def sync(self):
+        time.sleep(0.005)  # a synchronize that costs 5 ms whatever ran: empty calls' too
 
-    out = collect(SlowSync("cpu"), _Steady(), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False,
+
+def test_a_fixed_synchronize_cost_is_not_hidden_work():
+    out = collect(_SlowSync("cpu"), _Steady(), min_samples=6, min_ms=0.0, max_ms=0.0, repeated_probe=False,
                   warmup=(1, 0.0))
     # An empty call's synchronize waits as long: nothing was handed back unfinished.
     assert out["emptySyncNs"] >= 4_500_000 and out["hiddenNs"] < 1_000_000
@@ -320,11 +321,7 @@ def test_a_fixed_synchronize_cost_is_not_hidden_work():
 def test_do_bench_runs_get_a_host_timed_batch_that_sees_work_left_running():
     from sitegen.rerun.timing import host_batch
 
-    class SlowSync(Clock):
-        def sync(self):
-            time.sleep(0.005)
-
-    out = host_batch(SlowSync("cpu"), _Steady(), 5)
+    out = host_batch(_SlowSync("cpu"), _Steady(), 5)
     assert out["hostWaitNs"] >= 4_000_000 and out["hostTimedNs"] >= out["hostWaitNs"]
 
 
