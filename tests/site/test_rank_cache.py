@@ -1,14 +1,17 @@
 """Cohort rankings kept between builds (sitegen.site.rankcache): a rebuild ranks again only the
-cohorts whose members changed, and gives the bytes of a full build whatever the cache holds."""
+cohorts whose members changed, and gives the bytes of a full build whatever the cache holds;
+`build --full` uses neither the rankings nor the row tokens."""
 
 from __future__ import annotations
 
 import json
 
-from sitegen.site import rankcache
+import pytest
+
+from sitegen.site import rankcache, rowtokens
 
 from test_incremental_build import _files
-from test_row_tokens import _build, _edit, _lock, _runs, _scale, _timed, records  # noqa: F401 (records: the fixture)
+from test_row_tokens import _build, _edit, _lock, _runs, _scale, _timed, _token_files, records  # noqa: F401 (records: the fixture)
 
 
 def _rank_files(root) -> list:
@@ -58,16 +61,25 @@ def test_damaged_files_and_entries_of_other_members_are_no_cache(records, tmp_pa
     assert _files(out) == _files(tmp_path / "fresh")
 
 
-def test_full_neither_reads_nor_writes_the_rankings(records, tmp_path, monkeypatch):
+@pytest.mark.parametrize("cache", ["rankings", "row tokens"])
+def test_full_neither_reads_nor_writes_the_build_caches(records, tmp_path, monkeypatch, cache):
+    module, reader, files = {
+        "rankings": (rankcache, "read_json", _rank_files),
+        "row tokens": (rowtokens, "_read", _token_files),
+    }[cache]
     out = tmp_path / "site"
     _build(records, out)
     _edit(records)
     _lock(records)
-    kept = {path: path.read_bytes() for path in _rank_files(records)}
+    kept = {path: path.read_bytes() for path in files(records)}
+    assert kept
 
     def read(*args):
-        raise AssertionError("--full read the rankings")
+        raise AssertionError(f"--full read the {cache}")
 
-    monkeypatch.setattr(rankcache, "read_json", read)
+    monkeypatch.setattr(module, reader, read)
     _build(records, out, "--full")
-    assert {path: path.read_bytes() for path in _rank_files(records)} == kept
+    assert {path: path.read_bytes() for path in files(records)} == kept
+    monkeypatch.undo()
+    _build(records, tmp_path / "fresh", "--full")
+    assert _files(out) == _files(tmp_path / "fresh")

@@ -117,21 +117,3 @@ def test_damaged_token_files_are_no_cache(records, tmp_path):
     _build(records, out)
     _build(records, tmp_path / "fresh", "--full")
     assert _files(out) == _files(tmp_path / "fresh")
-
-
-def test_full_neither_reads_nor_writes_the_tokens(records, tmp_path, monkeypatch):
-    out = tmp_path / "site"
-    _build(records, out)
-    _edit(records)
-    _lock(records)
-    kept = {path: path.read_bytes() for path in _token_files(records)}
-
-    def read(*args):
-        raise AssertionError("--full read the row tokens")
-
-    monkeypatch.setattr(rowtokens, "_read", read)
-    _build(records, out, "--full")
-    assert {path: path.read_bytes() for path in _token_files(records)} == kept
-    monkeypatch.undo()
-    _build(records, tmp_path / "fresh", "--full")
-    assert _files(out) == _files(tmp_path / "fresh")
