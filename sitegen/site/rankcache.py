@@ -75,6 +75,8 @@ class Rankings:
         self.previous: dict[str, dict] = {}
         self.current: dict[str, dict] = {}
         self.changed: set[str] = set()
+        """Shards with a cohort ranked again in this build, which save rewrites: a damaged entry is ranked
+        again under the key it had, so the shard's keys alone would not show the change."""
 
     def rank(self, members) -> None:
         if self.folder is None:
