@@ -17,6 +17,7 @@ FLOP per pass: linear_jsd_reference.flop (forward 2 BT V (Hs+Ht), full + 4 BT V 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -53,11 +54,15 @@ def make_impls(args):
         from liger_kernel.transformers import LigerFusedLinearJSD
 
         liger = LigerFusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature)
-        impls["liger"] = lambda xs, ws, xt, wt: liger(xs, ws, xt, wt)
+        impls["liger"] = lambda xs, ws, xt, wt: liger(xs, ws, xt, wt, None)
     except ImportError:
         print("liger-kernel not installed: its rows are left out", file=sys.stderr)
+    for c in filter(None, args.chunks.split(",")):
+        other = fused.FusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature, chunk_rows=int(c))
+        impls[f"sitegen[C={c}]"] = functools.partial(lambda m, xs, ws, xt, wt: m(xs, ws, xt, wt), other)
     impls.update({"torch": torch_eager, "torch.compile": compiled, "matmul+sitegen_jsd": matmul_sitegen_jsd})
-    return {k: v for k, v in impls.items() if k in args.impls.split(",")}
+    wanted = args.impls.split(",")
+    return {k: v for k, v in impls.items() if k in wanted or k.startswith("sitegen[")}
 
 
 def bench(fn, args):
@@ -122,7 +127,7 @@ def run_case(dtype_name, bt, impls, args):
             loss.backward()
             torch.cuda.synchronize()
             extra_gb = (torch.cuda.max_memory_allocated() - base) / 1e9
-            errs = (abs(float(loss) - float(rl)) / abs(float(rl)), normwise(xs_.grad, rgi), normwise(ws_.grad, rgw))
+            errs = (abs(float(loss.detach()) - float(rl)) / abs(float(rl)), normwise(xs_.grad, rgi), normwise(ws_.grad, rgw))
             del loss
             t_full = bench(full, args)
             xs_.grad = ws_.grad = None
@@ -160,6 +165,7 @@ def main():
     p.add_argument("--beta", type=float, default=0.5)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--impls", default="sitegen,liger,torch,torch.compile,matmul+sitegen_jsd")
+    p.add_argument("--chunks", default="", help="also time the fused head at these chunk sizes (tuning)")
     p.add_argument("--warmup", type=int, default=300, help="do_bench warm-up, ms")
     p.add_argument("--rep", type=int, default=1500, help="do_bench measuring time, ms")
     p.add_argument("--out", help="write OUT.txt and OUT.json")
