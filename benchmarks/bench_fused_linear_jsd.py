@@ -61,15 +61,14 @@ def make_impls(args):
         other = fused.FusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature, chunk_rows=int(c))
         impls[f"sitegen[C={c}]"] = functools.partial(lambda m, xs, ws, xt, wt: m(xs, ws, xt, wt), other)
     for rc in filter(None, args.row_configs.split(",")):
-        block, warps, rowmax = (int(n) for n in rc.split("x"))
-        impls[f"sitegen[row={rc}]"] = functools.partial(with_row_config, ours, (block, warps, bool(rowmax)))
+        impls[f"sitegen[row={rc}]"] = functools.partial(with_row_config, ours, tuple(int(n) for n in rc.split("x")))
     impls.update({"torch": torch_eager, "torch.compile": compiled, "matmul+sitegen_jsd": matmul_sitegen_jsd})
     wanted = args.impls.split(",")
     return {k: v for k, v in impls.items() if k in wanted or k.startswith("sitegen[")}
 
 
 def with_row_config(module, config, xs, ws, xt, wt):
-    """The fused head with another row-kernel config (BLOCK, warps, per-row max), for tuning runs."""
+    """The fused head with another row-kernel config (BLOCK, warps), for tuning runs."""
     saved, fused._ROW_CONFIG_GPU = fused._ROW_CONFIG_GPU, config
     try:
         return module(xs, ws, xt, wt)
@@ -178,7 +177,7 @@ def main():
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--impls", default="sitegen,liger,torch,torch.compile,matmul+sitegen_jsd")
     p.add_argument("--chunks", default="", help="also time the fused head at these chunk sizes (tuning)")
-    p.add_argument("--row-configs", default="", help="also time these row-kernel configs, BLOCKxWARPSxROWMAX (tuning)")
+    p.add_argument("--row-configs", default="", help="also time these row-kernel configs, BLOCKxWARPS (tuning)")
     p.add_argument("--warmup", type=int, default=300, help="do_bench warm-up, ms")
     p.add_argument("--rep", type=int, default=1500, help="do_bench measuring time, ms")
     p.add_argument("--out", help="write OUT.txt and OUT.json")

@@ -26,8 +26,9 @@ Everything runs in base 2 as in jsd.py (x2 = X log2 e), and the general path flo
 
 Memory: two fp32 [C, V] buffers. dz is written in the input dtype over the teacher's buffer,
 row r's dz over the first bytes of row r's teacher logits, which only row r's program reads:
-a bf16 element j lands on bytes [2j, 2j+2), inside fp32 elements the program has already read
-(j/2 <= j), so the aliasing needs no barrier. The weight gradient is accumulated in the weight's
+a bf16 element j lands on bytes [2j, 2j+2), inside fp32 element j/2, which the program has read
+by then (j/2 <= j), but possibly in another warp: a barrier before each tile's store orders them
+(without it, a 1024-wide tile of 4 warps showed 4x the gradient error on the H200). The weight gradient is accumulated in the weight's
 dtype by cuBLAS (fp32 accumulate, one rounding per chunk; NOTES.md gives the measured error).
 """
 
@@ -46,7 +47,7 @@ def _row_kernel(
     ZS, ZT, DZ, LABELS, N_VALID, LOSS,
     stride_s, stride_t, stride_dz, V, n_rows_f, inv_t, beta, ignore_index,
     MODE: tl.constexpr, HAS_LABEL: tl.constexpr, STORE_GRAD: tl.constexpr,
-    BLOCK: tl.constexpr, FAST: tl.constexpr, ROWMAX: tl.constexpr,
+    BLOCK: tl.constexpr, FAST: tl.constexpr, ALIASED: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
     zs = ZS + row * stride_s
@@ -59,44 +60,26 @@ def _row_kernel(
     else:
         w = 1.0 / n_rows_f
 
-    # Sweep 1: both log-sum-exps. ROWMAX keeps one running max per row (one exp2 per element and a
-    # scalar rescale, for a tile reduction), else one per lane (two exp2 per element, no reduction).
+    # Sweep 1: both log-sum-exps, online per lane (running max, rescaled sum).
+    ms = tl.full([BLOCK], -1e30, tl.float32)
+    mt = tl.full([BLOCK], -1e30, tl.float32)
     ds = tl.zeros([BLOCK], tl.float32)
     dt = tl.zeros([BLOCK], tl.float32)
-    if ROWMAX:
-        ms = tl.full([], -1e30, tl.float32)
-        mt = tl.full([], -1e30, tl.float32)
-        for start in range(0, V, BLOCK):
-            o = start + offs
-            mask = o < V
-            s = tl.load(zs + o, mask=mask, other=-float("inf")) * c
-            t = tl.load(zt + o, mask=mask, other=-float("inf")) * c
-            ms_new = tl.maximum(ms, tl.max(s, 0))
-            mt_new = tl.maximum(mt, tl.max(t, 0))
-            ds = ds * _exp2(ms - ms_new, False) + _exp2(s - ms_new, FAST)
-            dt = dt * _exp2(mt - mt_new, False) + _exp2(t - mt_new, FAST)
-            ms = ms_new
-            mt = mt_new
-        lse_s = ms + _log2(tl.sum(ds, 0), FAST)
-        lse_t = mt + _log2(tl.sum(dt, 0), FAST)
-    else:
-        msv = tl.full([BLOCK], -1e30, tl.float32)
-        mtv = tl.full([BLOCK], -1e30, tl.float32)
-        for start in range(0, V, BLOCK):
-            o = start + offs
-            mask = o < V
-            s = tl.load(zs + o, mask=mask, other=-float("inf")) * c
-            t = tl.load(zt + o, mask=mask, other=-float("inf")) * c
-            ms_new = tl.maximum(msv, s)
-            mt_new = tl.maximum(mtv, t)
-            ds = ds * _exp2(msv - ms_new, FAST) + _exp2(s - ms_new, FAST)
-            dt = dt * _exp2(mtv - mt_new, FAST) + _exp2(t - mt_new, FAST)
-            msv = ms_new
-            mtv = mt_new
-        row_ms = tl.max(msv, 0)
-        row_mt = tl.max(mtv, 0)
-        lse_s = row_ms + _log2(tl.sum(ds * _exp2(msv - row_ms, FAST), 0), FAST)
-        lse_t = row_mt + _log2(tl.sum(dt * _exp2(mtv - row_mt, FAST), 0), FAST)
+    for start in range(0, V, BLOCK):
+        o = start + offs
+        mask = o < V
+        s = tl.load(zs + o, mask=mask, other=-float("inf")) * c
+        t = tl.load(zt + o, mask=mask, other=-float("inf")) * c
+        ms_new = tl.maximum(ms, s)
+        mt_new = tl.maximum(mt, t)
+        ds = ds * _exp2(ms - ms_new, FAST) + _exp2(s - ms_new, FAST)
+        dt = dt * _exp2(mt - mt_new, FAST) + _exp2(t - mt_new, FAST)
+        ms = ms_new
+        mt = mt_new
+    row_ms = tl.max(ms, 0)
+    row_mt = tl.max(mt, 0)
+    lse_s = row_ms + _log2(tl.sum(ds * _exp2(ms - row_ms, FAST), 0), FAST)
+    lse_t = row_mt + _log2(tl.sum(dt * _exp2(mt - row_mt, FAST), 0), FAST)
 
     # Sweep 2: the loss terms and the row sum the gradient needs (all in units of ln 2).
     acc1 = tl.zeros([BLOCK], tl.float32)
@@ -148,11 +131,16 @@ def _row_kernel(
                 q = _exp2(x2, FAST)
                 l2m = _log2(beta * _exp2(y2, FAST) + (1.0 - beta) * q, FAST)
                 d = q * ((1.0 - beta) * 0.6931471805599453 * (x2 - l2m) - s1)
+            if ALIASED:
+                # dz's bytes [2j, 2j+2) lie in fp32 element j/2 of the teacher's row, which another
+                # warp of this program may load in this same iteration: every load of the row up to
+                # here must be done before any of these stores (bar.sync orders the CTA's accesses).
+                tl.debug_barrier()
             tl.store(dz + o, (d * g).to(DZ.dtype.element_ty), mask=mask)
 
 
-_ROW_CONFIG_CPU = (32, 1, False)
-_ROW_CONFIG_GPU = (4096, 8, False)
+_ROW_CONFIG_CPU = (32, 1)
+_ROW_CONFIG_GPU = (4096, 8)
 
 
 def _row_config(device: torch.device):
@@ -216,7 +204,7 @@ def fused_linear_jsd_forward(
     zt_buf = torch.empty((C, V), dtype=torch.float32, device=device)
     # dz in the input dtype over the teacher's logits, row r over row r (see the module docstring).
     dz_buf = zt_buf if dtype == torch.float32 else zt_buf.view(dtype)[:, :V]
-    block, num_warps, rowmax = _row_config(device)
+    block, num_warps = _row_config(device)
     for s in range(0, BT, C):
         e = min(s + C, BT)
         zs, zt, dz = zs_buf[: e - s], zt_buf[: e - s], dz_buf[: e - s]
@@ -228,7 +216,7 @@ def fused_linear_jsd_forward(
             zs.stride(0), zt.stride(0), dz.stride(0), V, float(BT), 1.0 / float(temperature),
             float(beta), int(ignore_index),
             MODE=mode, HAS_LABEL=labels is not None, STORE_GRAD=compute_grad,
-            BLOCK=block, FAST=device.type == "cuda" and torch.version.hip is None, num_warps=num_warps, ROWMAX=rowmax,
+            BLOCK=block, FAST=device.type == "cuda" and torch.version.hip is None, num_warps=num_warps, ALIASED=dz.dtype != torch.float32,
         )
         if compute_grad:
             torch.mm(dz, student_weight, out=grad_input[s:e])
