@@ -24,7 +24,10 @@ def _catalog_row(f) -> dict:
         "gpu": f.product, "timedPass": f.timed_pass,
         "status": f.run.spec.status, "evidenceLevel": f.level, "observedAt": f.run.spec.observedAt,
         "primary": None if f.value is None else {"metric": f.metric, "statistic": f.statistic, "value": f.value, "unit": f.unit},
-        "comparisonKey": f.cohort, "rank": f.ranked_as.rank if not f.reasons else None,
+        # A noisy run holds no rank, even where another run of its implementation carries one
+        # (rankLabel then says so); a run that is not its implementation's representative shows
+        # the rank that stands for the implementation, as the cohort table does.
+        "comparisonKey": f.cohort, "rank": None if f.reasons or f.noisy else f.ranked_as.rank,
         "rankLabel": rank_text(f), "rankReason": None if f.reasons else f.ranked_as.rank_reason,
         "interval": None if f.interval is None else {"low": f.interval.low, "high": f.interval.high, "method": f.interval.method},
         "noisy": f.noisy, "notEligible": f.reasons or None,

@@ -108,3 +108,11 @@ def test_h200_sweep_charts_draw_the_measured_roofline_floor_but_not_under_moved_
     assert full and all("roofline floor" in f for f in full)
     # sitegen's backward is under T·V·b (its forward wrote dX), so a floor there would mislead.
     assert backward and not any("roofline floor" in f for f in backward)
+
+
+def test_a_noisy_run_holds_no_rank_in_the_catalog(catalog):
+    # The rule the ranks page states; rope's bundled data has noisy runs whose implementation is
+    # ranked through another run, which the catalog once carried as the noisy run's own rank.
+    noisy = [row for row in catalog if row["noisy"]]
+    assert any(row["rankLabel"].endswith("(another run represents it)") for row in noisy)
+    assert [row["name"] for row in noisy if row["rank"] is not None] == []
