@@ -211,6 +211,10 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
     # A batch system's SIGTERM (Slurm at the time limit) cancels as Ctrl-C does; set after
     # ray.init, which installs a handler of its own.
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C cancels however the driver was started: a script's `sitegen rerun --ray ... &`
+    # (or a test suite run in the background) starts it with SIGINT ignored, which Python
+    # then leaves ignored.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from sitegen.rerun.fleettask import task
 
@@ -256,6 +260,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
     finally:
         ray.shutdown()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     verdicts = {fleetreport.gpu_of(t.where): t.outcome["summary"]["verdict"]
                 for t in tasks if "verdict" in (t.outcome or {}).get("summary", {})}
     summary: dict[str, Any] = {
