@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
 from sitegen.rerun import fleetreport, records
 from sitegen.rerun.fleetreport import Progress, Task
@@ -224,7 +225,9 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
         # never carry over to the next task. Retries are the driver's, onto another node.
         remote = ray.remote(num_gpus=1, max_retries=0, max_calls=1)(task)
         site = opts.records / "sitegen.toml"
-        fleet = Fleet(ray, remote, opts, site.read_bytes() if site.is_file() else None)
+        # As every registry input (sitegen.inputfile): a FIFO or a link out of the registry is one line.
+        settings = read_regular(site, 1024 * 1024, registry=opts.records) if site.exists() or site.is_symlink() else None
+        fleet = Fleet(ray, remote, opts, settings)
         tasks, short = [], {}
         for product in chosen:
             if found[product] < replicas:

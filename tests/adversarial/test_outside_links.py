@@ -62,3 +62,20 @@ def test_links_that_are_no_input_never_hang_a_build(tmp_path):
             (root / "everything").unlink()  # walked when allowed: the whole machine
         result = _build(tmp_path, *extra)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_rerun_reads_the_registry_settings_as_every_input(tmp_path):
+    """rerun takes the registry's repository URL from sitegen.toml: a FIFO there must not hang it,
+    and a link out of the registry must not lend it another registry's URL."""
+    import os
+
+    root = registry(tmp_path)
+    elsewhere = tmp_path / "other.toml"
+    elsewhere.write_text('[site]\nrepository_url = "https://example.org/not-this-registry"\n')
+    probe = "import sys; from pathlib import Path; from sitegen.rerun.revision import repository_url; print(repository_url(Path(sys.argv[1])))"
+    (root / "sitegen.toml").unlink()
+    (root / "sitegen.toml").symlink_to(elsewhere)
+    assert subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60).stdout == "None\n"
+    (root / "sitegen.toml").unlink()
+    os.mkfifo(root / "sitegen.toml")
+    assert subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60).stdout == "None\n"
