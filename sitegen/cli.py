@@ -74,6 +74,10 @@ class Group(click.Group):
         os._exit(code)
 
     def invoke(self, ctx: click.Context):
+        from sitegen.inputfile import allow_outside_links
+
+        # Off unless this command's --allow-outside-links turns it on (in-process callers run many commands).
+        allow_outside_links(False)
         try:
             return super().invoke(ctx)
         except InputError as exc:
@@ -106,8 +110,22 @@ def json_option(func):
 PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 
 
+def _outside_links(_ctx: click.Context, _param, value: bool) -> bool:
+    from sitegen.inputfile import allow_outside_links
+
+    allow_outside_links(value)
+    return value
+
+
+OUTSIDE_LINKS = click.option(
+    "--allow-outside-links", is_flag=True, expose_value=False, is_eager=True, callback=_outside_links,
+    help="Read registry files that are links to files outside the registry (refused by default: "
+         "a registry built from a pull request would publish whatever file its link names).")
+
+
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
+@OUTSIDE_LINKS
 @json_option
 def validate(paths: tuple[Path, ...], as_json: bool) -> None:
     """Check manifest files or folders (default: records/) one document at a time.
@@ -137,6 +155,7 @@ def warn_unlocked(root: Path) -> None:
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
 @UNLOCKED
+@OUTSIDE_LINKS
 @click.option("--full", is_flag=True,
               help="Parse, validate and digest every document, ignoring this machine's digest cache "
                    "(use it where the cache folder is not yours alone, as in CI).")
@@ -233,6 +252,7 @@ def schema(out: Path | None, check: bool, as_json: bool) -> None:
 
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @click.argument("root", required=False, type=click.Path(path_type=Path, file_okay=False), default=Path("records"))
+@OUTSIDE_LINKS
 @json_option
 def lock(root: Path, as_json: bool) -> None:
     """Record the digest of every document of a registry in its digests.lock.

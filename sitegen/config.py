@@ -79,8 +79,8 @@ class Config(Strict):
 MAX_TOML_BYTES = 1024 * 1024
 
 
-def _read_toml(path: Path) -> dict:
-    data = read_regular(path, MAX_TOML_BYTES)
+def _read_toml(path: Path, root: Path) -> dict:
+    data = read_regular(path, MAX_TOML_BYTES, registry=root)
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -108,7 +108,7 @@ def load_config(root: Path) -> Config:
     site = Site()
     config_file = root / CONFIG_NAME
     if config_file.exists() or config_file.is_symlink():
-        data = _read_toml(config_file)
+        data = _read_toml(config_file, root)
         unknown = sorted(set(data) - {"site"})
         if unknown:
             raise InputError([Problem(str(config_file), json_path([unknown[0]]), "unknown table; expected [site]")])
@@ -117,11 +117,11 @@ def load_config(root: Path) -> Config:
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
         if file.name.startswith("."):
             continue
-        sources[file.stem] = _validate(Source, _read_toml(file), file)
+        sources[file.stem] = _validate(Source, _read_toml(file, root), file)
     gpus = {}
     gpus_file = root / GPUS_NAME
-    if gpus_file.exists():
-        for product, table in _read_toml(gpus_file).items():
+    if gpus_file.exists() or gpus_file.is_symlink():
+        for product, table in _read_toml(gpus_file, root).items():
             if not isinstance(table, dict):
                 raise InputError([Problem(str(gpus_file), json_path([product]), "must be a table named by the GPU product")])
             gpus[product] = _validate(Gpu, table, gpus_file, (product,))

@@ -100,7 +100,7 @@ def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Su
     code_version()  # made once, before the processes fork
     # Largest folders first, so that no process is left with a large one at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-    done = dict(zip(order, forked_map(lambda i: _summarize_shard(*work[i], reference_fields), order, jobs,
+    done = dict(zip(order, forked_map(lambda i: _summarize_shard(*work[i], reference_fields, root), order, jobs,
                                       where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
@@ -111,7 +111,7 @@ def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Su
     return summaries, sorted(problems)
 
 
-def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields) -> tuple[list[tuple[str, dict]], list[Problem]]:
+def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields, root: Path) -> tuple[list[tuple[str, dict]], list[Problem]]:
     """(file, cache entry) of each document of one folder, taken from its shard where the bytes match, and its
     problems; the shard is written again when its entries change."""
     cached = read_json(path, CACHE_FORMAT, "files")
@@ -121,7 +121,7 @@ def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields)
     problems: list[Problem] = []
     for name, _ in files:
         try:
-            data = read_regular(name, MAX_FILE_BYTES)
+            data = read_regular(name, MAX_FILE_BYTES, registry=root)
         except InputError as exc:
             problems.extend(exc.problems)
             continue

@@ -111,7 +111,7 @@ def load_cached(root: Path, known: dict[str, str], jobs: int = 1) -> tuple[list[
     loaded: dict[int, tuple[dict, list[Problem]]] = {}
     if jobs > 1 and len(fresh) > 1:
         def load_in_worker(i: int) -> tuple[bytes, list[Problem]]:
-            kept, problems, changed = _load_shard(*work[i], known, {})
+            kept, problems, changed = _load_shard(*work[i], known, {}, root)
             return _write_shard(work[i][0], kept) if changed else pickle.dumps(kept), problems
 
         done = forked_map(load_in_worker, fresh, jobs, where=str(root), doing="loading records", advice="; try fewer --jobs")
@@ -123,7 +123,7 @@ def load_cached(root: Path, known: dict[str, str], jobs: int = 1) -> tuple[list[
         if i in loaded:
             kept, more = loaded.pop(i)
         else:
-            kept, more, changed = _load_shard(path, files, known, _read_shard(path))
+            kept, more, changed = _load_shard(path, files, known, _read_shard(path), root)
             if changed:
                 _write_shard(path, kept)
         problems += more
@@ -133,7 +133,7 @@ def load_cached(root: Path, known: dict[str, str], jobs: int = 1) -> tuple[list[
     return records, sorted(problems)
 
 
-def _load_shard(path: Path, files: list[tuple[str, str]], known: dict[str, str], cached: dict) -> tuple[dict, list[Problem], bool]:
+def _load_shard(path: Path, files: list[tuple[str, str]], known: dict[str, str], cached: dict, root: Path) -> tuple[dict, list[Problem], bool]:
     """One folder's entries, {relative file: (sha256, [(pointer, source, model, digest), ...])}, taken from
     ``cached`` where usable, else loaded; its problems; whether the entries differ from ``cached``."""
     kept: dict[str, tuple] = {}
@@ -143,7 +143,7 @@ def _load_shard(path: Path, files: list[tuple[str, str]], known: dict[str, str],
         digest = known.get(relative)
         if digest is None or not _usable(entry, digest):
             try:
-                data = read_regular(name, MAX_FILE_BYTES)
+                data = read_regular(name, MAX_FILE_BYTES, registry=root)
                 loaded = load_bytes(data, name)
             except InputError as exc:
                 problems.extend(exc.problems)

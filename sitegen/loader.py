@@ -108,9 +108,9 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
     return Record(file, where, source, validated, document_digest(raw))
 
 
-def load_file(path: Path) -> list[Record]:
-    """Every document of one file (one, or three for a bundle)."""
-    return load_bytes(read_regular(path, MAX_FILE_BYTES), str(path))
+def load_file(path: Path, registry: Path | None = None) -> list[Record]:
+    """Every document of one file (one, or three for a bundle); one found in the folder ``registry`` must lie inside it."""
+    return load_bytes(read_regular(path, MAX_FILE_BYTES, registry=registry), str(path))
 
 
 def load_bytes(data: bytes, name: str) -> list[Record]:
@@ -150,12 +150,17 @@ def load_bytes(data: bytes, name: str) -> list[Record]:
 
 def discover(paths: list[Path]) -> list[Path]:
     """Manifest files under the given files and folders, sorted; hidden folders skipped."""
-    found: list[Path] = []
+    return [file for file, _ in found_in(paths)]
+
+
+def found_in(paths: list[Path]) -> list[tuple[Path, Path | None]]:
+    """What discover finds, each with the folder it was found in (None for a file named itself)."""
+    found: list[tuple[Path, Path | None]] = []
     for path in paths:
         if path.is_dir():
-            found.extend(path / relative for relative in manifests(path))
+            found.extend((path / relative, path) for relative in manifests(path))
         else:
-            found.append(path)
+            found.append((path, None))
     return found
 
 
@@ -206,12 +211,13 @@ def load_paths(paths: list[Path]) -> tuple[list[Record], list[Problem]]:
     """Load everything, collecting every problem instead of stopping at the first."""
     records: list[Record] = []
     problems: list[Problem] = []
-    for file in discover(paths):
+    for file, folder in found_in(paths):
         if not file.exists():
             problems.append(Problem(str(file), "$", "no such file or folder"))
             continue
         try:
-            records.extend(load_file(file))
+            # A file named on the command line is read wherever it is; one found in a folder only inside it.
+            records.extend(load_file(file, folder))
         except InputError as exc:
             problems.extend(exc.problems)
     return records, sorted(problems)

@@ -32,7 +32,7 @@ def read_lock(root: Path) -> dict[str, str] | None:
     path = root / LOCK_NAME
     if not path.exists() and not path.is_symlink():
         return None
-    data = read_file(path, MAX_LOCK_BYTES)
+    data = read_file(path, MAX_LOCK_BYTES, registry=root)
     name = str(path)
     if not isinstance(data, dict):
         raise InputError([Problem(name, "$", "lock file must be a JSON object")])

@@ -166,6 +166,6 @@ def parse_bytes(data: bytes, file: str) -> Any:
     return value
 
 
-def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> Any:
-    """Read and strictly parse a JSON file: a regular file of at most ``limit`` bytes."""
-    return parse_bytes(read_regular(path, limit), str(path))
+def read_file(path: Path, limit: int = MAX_FILE_BYTES, registry: Path | None = None) -> Any:
+    """Read and strictly parse a JSON file: a regular file of at most ``limit`` bytes (inside ``registry`` if given)."""
+    return parse_bytes(read_regular(path, limit, registry=registry), str(path))

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from sitegen.atomicwrite import write_atomic
 from sitegen.inputfile import read_regular
+from sitegen.lockfile import MAX_LOCK_BYTES
 from sitegen.problems import InputError, Problem
 
 JOURNAL = ".sitegen-txn"
@@ -145,7 +146,10 @@ class Transaction:
     def read(self, relative: str) -> bytes | None:
         """The bytes ``relative`` holds in the registry now, or None if it is no file."""
         path = self.root / relative
-        return path.read_bytes() if path.is_file() else None
+        if not path.is_file():
+            return None
+        # As every input (sitegen.inputfile): bounded (a link to /proc/self/pagemap is a "file"), never a file outside.
+        return read_regular(path, MAX_LOCK_BYTES, registry=self.root)
 
     def write(self, relative: str, data: bytes, *, new: bool = False) -> None:
         """Stage ``data`` for ``relative``; ``new``: refuse at commit if the file exists by then."""

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
 from sitegen.rerun import fleetreport, records
 from sitegen.rerun.fleetreport import Progress, Task
@@ -211,6 +212,10 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
     # A batch system's SIGTERM (Slurm at the time limit) cancels as Ctrl-C does; set after
     # ray.init, which installs a handler of its own.
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C cancels however the driver was started: a script's `sitegen rerun --ray ... &`
+    # (or a test suite run in the background) starts it with SIGINT ignored, which Python
+    # then leaves ignored.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from sitegen.rerun.fleettask import task
 
@@ -220,7 +225,9 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
         # never carry over to the next task. Retries are the driver's, onto another node.
         remote = ray.remote(num_gpus=1, max_retries=0, max_calls=1)(task)
         site = opts.records / "sitegen.toml"
-        fleet = Fleet(ray, remote, opts, site.read_bytes() if site.is_file() else None)
+        # As every registry input (sitegen.inputfile): a FIFO or a link out of the registry is one line.
+        settings = read_regular(site, 1024 * 1024, registry=opts.records) if site.exists() or site.is_symlink() else None
+        fleet = Fleet(ray, remote, opts, settings)
         tasks, short = [], {}
         for product in chosen:
             if found[product] < replicas:
@@ -256,6 +263,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
     finally:
         ray.shutdown()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     verdicts = {fleetreport.gpu_of(t.where): t.outcome["summary"]["verdict"]
                 for t in tasks if "verdict" in (t.outcome or {}).get("summary", {})}
     summary: dict[str, Any] = {

@@ -76,9 +76,13 @@ def version() -> str | None:
 
 def repository_url(records: Path) -> str | None:
     """The registry's repository, from <records>/sitegen.toml ([site] repository_url)."""
+    from sitegen.inputfile import read_regular
+    from sitegen.problems import InputError
+
     try:
-        data = tomllib.loads((records / "sitegen.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        # As every registry input: bounded, a regular file, inside the registry (sitegen.inputfile).
+        data = tomllib.loads(read_regular(records / "sitegen.toml", 1024 * 1024, registry=records).decode("utf-8"))
+    except (InputError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     url = data.get("site", {}).get("repository_url")
     return url if isinstance(url, str) and re.match(r"^https?://[^\s<>\"]+$", url) else None

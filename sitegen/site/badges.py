@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from sitegen.site.xmltext import attr as quoteattr
+from sitegen.site.xmltext import text as escape
 
 from sitegen.site import labels as L
 from sitegen.site.operation_page import cohort_href

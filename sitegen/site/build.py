@@ -135,6 +135,10 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
     """
     progress = progress or Progress(enabled=False)
+    if out.name in ("", ".."):
+        # "." or "..": the staging folder is made in out.parent, which for "." is the output
+        # itself; named by its path, the folder is the same one and is taken as it would be.
+        out = Path(os.path.abspath(out))
     resolved_out, resolved_records = out.resolve(), records.resolve()
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
@@ -171,10 +175,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         digest, inputs = inputs.digest, None
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
         listed = None
-        memo = RenderMemo(site_key, writer.previous_page_keys)
-        writer.page_keys = memo.keys
-        tokens = RowTokens(records, keys, cached=not full)
+        # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
         try:
+            memo = RenderMemo(site_key, writer.previous_page_keys)
+            writer.page_keys = memo.keys
+            tokens = RowTokens(records, keys, cached=not full)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date
-from html import escape
+from sitegen.site import xmltext
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 44
@@ -22,6 +22,10 @@ LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 44
 # lines apart in print and in grey.
 COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4")
+
+
+def _escape(value: str) -> str:
+    return xmltext.text(value, quotes=True)
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def _frame(title: str, desc: str, body: list[str], legend: list[str]) -> str:
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" class="chart"'
         f' font-family="system-ui, sans-serif" font-size="12">'
-        f"<title>{escape(title)}</title><desc>{escape(desc)}</desc>"
+        f"<title>{_escape(title)}</title><desc>{_escape(desc)}</desc>"
     )
     return head + "".join(body) + "".join(legend) + "</svg>"
 
@@ -126,14 +130,14 @@ def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks) -> list[str]:
     for t in x_ticks:
         px = _num(x_px(t))
         out.append(f'<path d="M{px} {HEIGHT - BOTTOM}v4" stroke="#8c959f"/>')
-        text.append(f'<text x="{px}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{escape(_label(x, t))}</text>')
+        text.append(f'<text x="{px}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_escape(_label(x, t))}</text>')
     y_labels = _distinct_labels(y, y_ticks)
     for t, text_label in zip(y_ticks, y_labels):
         py = _num(y_px(t))
         out.append(f'<path d="M{LEFT} {py}H{WIDTH - RIGHT}" stroke="#d0d7de" stroke-width="0.5"/>')
-        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{escape(text_label)}</text>')
-    text.append(f'<text x="{(LEFT + WIDTH - RIGHT) // 2}" y="{HEIGHT - 8}" text-anchor="middle">{escape(x.label)}</text>')
-    text.append(f'<text transform="translate(14 {(TOP + HEIGHT - BOTTOM) // 2}) rotate(-90)" text-anchor="middle">{escape(y.label)}</text>')
+        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{_escape(text_label)}</text>')
+    text.append(f'<text x="{(LEFT + WIDTH - RIGHT) // 2}" y="{HEIGHT - 8}" text-anchor="middle">{_escape(x.label)}</text>')
+    text.append(f'<text transform="translate(14 {(TOP + HEIGHT - BOTTOM) // 2}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')
     return out + [f'<g fill="currentColor">{"".join(text)}</g>']
 
 
@@ -142,7 +146,7 @@ def _legend_item(i: int, name: str, colour: str, dash: str) -> str:
     y = HEIGHT + (i // 3) * 18 + 4
     dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
     return (f'<path d="M{x} {y}h24" stroke="{colour}" stroke-width="2.5"{dash_attr}/>'
-            f'<text x="{x + 30}" y="{y + 4}" fill="currentColor">{escape(name[:28])}</text>')
+            f'<text x="{x + 30}" y="{y + 4}" fill="currentColor">{_escape(name[:28])}</text>')
 
 
 def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, UNLOCKED, hold_until_exit, warn_unlocked
+from sitegen.cli import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, UNLOCKED, hold_until_exit, warn_unlocked
 
 
 class AttestKind(click.Choice):
@@ -47,6 +47,7 @@ BUILD_PROGRESS_AFTER_S = 2.0
               help="Parse, validate and digest every document, rank every cohort and make every listing row, "
                    "ignoring this machine's build caches (use it where the cache folder is not yours alone, as in CI).")
 @UNLOCKED
+@OUTSIDE_LINKS
 def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
           jobs: int | None, full: bool, unlocked: bool) -> None:
     """Build the static registry site from a folder of records.
@@ -90,6 +91,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
 @click.option("--date", "day", help="Date of the note, YYYY-MM-DD (default: today).")
 @click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
               show_default=True, help="Registry folder.")
+@OUTSIDE_LINKS
 def attest(run: str, kind: str, value: str | None, note: str | None, link: str | None, author: str,
            day: str | None, records: Path) -> None:
     """Add a community note (Attestation) to RUN, a run name or digest.
@@ -114,6 +116,7 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0: any free port).")
 @click.option("--search/--no-search", default=True, show_default=True, help="Index the pages with Pagefind on every build.")
+@OUTSIDE_LINKS
 def serve(records: Path, out: Path, port: int, search: bool) -> None:
     """Build the site, serve it on 127.0.0.1 and rebuild when records, settings or templates change.
 

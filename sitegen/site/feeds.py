@@ -7,7 +7,8 @@ is published). Feeds hold the newest FEED_SIZE entries; catalog.json holds every
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape, quoteattr
+from sitegen.site.xmltext import attr as quoteattr
+from sitegen.site.xmltext import text as escape
 
 from sitegen.site import labels as L
 from sitegen.site import units

@@ -16,14 +16,21 @@ from importlib import metadata, resources
 from pathlib import Path
 
 import sitegen
+from sitegen.inputfile import outside, outside_links_allowed, real_root
+from sitegen.lockfile import MAX_LOCK_BYTES
 
 # Libraries whose output ends up in the pages: templates and Markdown, the numbers of the
 # bootstrap intervals, CITATION.cff, and the search index with its script.
 RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic", "numpy", "pyyaml", "pagefind", "pagefind-bin")
 
 
-def _files(root: Path) -> list[tuple[str, str]]:
-    """(path, path relative to root, "/"-separated) of every file and folder, hidden folders aside, sorted."""
+def _files(root: Path, registry: str | None = None) -> list[tuple[str, str]]:
+    """(path, path relative to root, "/"-separated) of every file and folder, hidden folders aside, sorted.
+
+    ``registry``: the real path of ``root``; a linked folder outside it is listed as a file
+    (which _add_file marks as outside), not entered, unless --allow-outside-links: a link
+    to / would otherwise walk the whole machine, /proc included.
+    """
     found, seen = [], set()
     # Through linked folders, as the loader's rglob goes; each real folder once, so a link
     # loop ends.
@@ -38,6 +45,11 @@ def _files(root: Path) -> list[tuple[str, str]]:
             continue
         seen.add((info.st_dev, info.st_ino))
         subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+        if registry is not None and not outside_links_allowed():
+            away = [s for s in subfolders if os.path.islink(os.path.join(folder, s))
+                    and not _inside(os.path.realpath(os.path.join(folder, s)), registry)]
+            subfolders[:] = [s for s in subfolders if s not in away]
+            names = [*names, *away]
         found.extend((os.path.join(folder, name), prefix + name) for name in sorted(names))
     return found
 
@@ -81,19 +93,30 @@ def build_inputs(records: Path, **options) -> Inputs:
     digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
     sitegen = digest.hexdigest()
     files = {}
-    for path, relative in _files(records):
-        files[relative] = _add_file(digest, path, relative)
+    registry = real_root(records)
+    for path, relative in _files(records, registry):
+        files[relative] = _add_file(digest, path, relative, registry)
     return Inputs("sha256:" + digest.hexdigest(), sitegen, files)
 
 
-def _add_file(digest, path: str, relative: str) -> str:
+def _inside(real: str, registry: str) -> bool:
+    return real == registry or real.startswith(registry.rstrip(os.sep) + os.sep)
+
+
+# The largest bound of any input (digests.lock's): a bigger file is refused when read, so
+# its bytes past the bound cannot change a good build. Bounded because /proc/self/pagemap
+# is a "regular file" of 2**48 bytes.
+_MAX_READ = MAX_LOCK_BYTES
+
+
+def _add_file(digest, path: str, relative: str, registry: str) -> str:
     """A regular file's sha256, read in chunks; for anything else only what it is. Adds that to ``digest`` and returns it.
 
     ``path`` "" is a folder.
 
-    A FIFO, a device or an unreadable file is never read here (a FIFO would hang the
-    build, /dev/zero never end): the build that follows, as the inputs differ from any
-    good build's, refuses it in one line (sitegen.inputfile.read_regular).
+    A FIFO, a device, an unreadable file or a link out of the registry is never read here
+    (a FIFO would hang the build, /dev/zero never end): the build that follows, as the
+    inputs differ from any good build's, refuses it in one line (sitegen.inputfile.read_regular).
 
     ``digest`` takes each file's own sha256, not its bytes again: hashing every byte
     twice, through a buffered file object, was half of fingerprinting a 60,000-run
@@ -112,9 +135,17 @@ def _add_file(digest, path: str, relative: str) -> str:
         if not stat.S_ISREG(info.st_mode):
             digest.update(f"\0{relative}\0mode {stat.S_IFMT(info.st_mode)}\0".encode())
             return f"mode {stat.S_IFMT(info.st_mode)}"
-        own = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
+        away = outside(fd, path, registry)
+        if away is not None:
+            digest.update(f"\0{relative}\0outside {away}\0".encode())
+            return f"outside {away}"
+        own, total = hashlib.sha256(), 0
+        while total <= _MAX_READ and (chunk := os.read(fd, 1 << 20)):
             own.update(chunk)
+            total += len(chunk)
+        if total > _MAX_READ:
+            digest.update(f"\0{relative}\0over {_MAX_READ}\0".encode())
+            return f"over {_MAX_READ}"
     finally:
         os.close(fd)
     found = own.hexdigest()

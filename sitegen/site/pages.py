@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
 from sitegen.site.notes import render_markdown
 
@@ -27,13 +28,9 @@ class SitePage:
     body_html: str
 
 
-def _read(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError([Problem(str(path), "$", f"cannot read: {exc.strerror}")]) from None
-    if len(data) > _MAX_BYTES:
-        raise InputError([Problem(str(path), "$", f"Markdown file over {_MAX_BYTES // 1024} KiB")])
+def _read(path: Path, records: Path) -> str:
+    # As every input: a FIFO, a device or a link out of the registry is refused in one line.
+    data = read_regular(path, _MAX_BYTES, registry=records)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -61,7 +58,7 @@ def load_pages(records: Path) -> list[SitePage]:
     for file in sorted((records / PAGES_DIR).glob("*.md")):
         if not _NAME.fullmatch(file.stem):
             raise InputError([Problem(str(file), "$", "page file names are lowercase letters, digits and '-' (they become URLs)")])
-        title, body = _split_title(_read(file), file.stem.replace("-", " ").capitalize())
+        title, body = _split_title(_read(file, records), file.stem.replace("-", " ").capitalize())
         pages.append(SitePage(page_path(file.stem), title, file.stem, render_markdown(body, top_heading=1)))
     return pages
 
@@ -71,8 +68,8 @@ def load_descriptions(records: Path, operations: list[str]) -> dict[str, str]:
     found = {}
     for name in operations:
         file = records / OPERATIONS_DIR / f"{name}.md"
-        if file.is_file():
-            _, body = _split_title(_read(file), name)
+        if file.exists() or file.is_symlink():
+            _, body = _split_title(_read(file, records), name)
             found[name] = render_markdown(body, top_heading=3)
     for file in sorted((records / OPERATIONS_DIR).glob("*.md")):
         if file.stem not in operations:

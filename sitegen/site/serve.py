@@ -9,8 +9,11 @@ stay as a static host would serve them).
 
 from __future__ import annotations
 
-import functools
 import json
+import os
+import re
+import shutil
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,7 +21,10 @@ from typing import Callable
 
 import click
 
+from sitegen.site.servefiles import Redirect, Refusal, host_refusal, open_in_site, url_segments
+
 STATUS_PATH = "/__sitegen/status"
+STATUS_SEGMENTS = STATUS_PATH.split("/")[1:]
 
 RELOAD_SCRIPT = """<script>
 (function () {
@@ -72,7 +78,12 @@ class State:
 
 
 class Handler(SimpleHTTPRequestHandler):
+    """Answers by sitegen.site.servefiles' rules; never lists a folder, never prints a traceback."""
+
     state: State
+    site: str
+    """--out as given, made absolute: resolved again at each request."""
+    port: int
 
     def log_message(self, *args) -> None:
         pass
@@ -82,28 +93,94 @@ class Handler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
-    def do_GET(self) -> None:
-        if self.path.split("?")[0] == STATUS_PATH:
-            return self._send(self.state.snapshot(), "application/json")
-        path = Path(self.translate_path(self.path))
-        if path.is_dir():
-            if not self.path.split("?")[0].endswith("/"):
-                return super().do_GET()  # the standard redirect to the folder's URL
-            path = path / "index.html"
-        if path.suffix == ".html" and path.is_file():
-            html = path.read_bytes()
-            marker = b"</body>"
-            at = html.rfind(marker)
-            body = html[:at] + RELOAD_SCRIPT.encode() + html[at:] if at >= 0 else html + RELOAD_SCRIPT.encode()
-            return self._send(body, "text/html; charset=utf-8")
-        return super().do_GET()
+    def do_HEAD(self) -> None:
+        self._answer(head=True)
 
-    def _send(self, body: bytes, content_type: str) -> None:
+    def do_GET(self) -> None:
+        self._answer(head=False)
+
+    def _answer(self, head: bool) -> None:
+        refused = host_refusal(self.headers.get("Host"), self.port)
+        segments = url_segments(self.path) if refused is None else refused
+        if isinstance(segments, Refusal):
+            return self._refuse(segments)
+        if segments == STATUS_SEGMENTS:
+            return self._send(self.state.snapshot(), "application/json", head)
+        found = open_in_site(self.site, segments)
+        if isinstance(found, Refusal):
+            return self._refuse(found)
+        if isinstance(found, Redirect):
+            self.send_response(301)
+            self.send_header("Location", found.location)
+            self.send_header("Content-Length", "0")
+            return self.end_headers()
+        with os.fdopen(found.fd, "rb") as handle:
+            if found.name.endswith(".html"):
+                html = handle.read()
+                at = html.rfind(b"</body>")
+                body = html[:at] + RELOAD_SCRIPT.encode() + html[at:] if at >= 0 else html + RELOAD_SCRIPT.encode()
+                return self._send(body, "text/html; charset=utf-8", head)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(found.name))
+            self.send_header("Content-Length", str(found.size))
+            self.end_headers()
+            if not head:
+                shutil.copyfileobj(handle, self.wfile)
+
+    def _refuse(self, refusal: Refusal) -> None:
+        body = f"{refusal.status} {refusal.reason}\n".encode()
+        self.send_response(refusal.status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+    def _send(self, body: bytes, content_type: str, head: bool = False) -> None:
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if not head:
+            self.wfile.write(body)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        # One line, not socketserver's traceback: a browser that closes a connection early
+        # is routine, and nothing a request sends may fill the terminal with a stack.
+        kind, exc = sys.exc_info()[:2]
+        if kind is not None and not issubclass(kind, (ConnectionError, TimeoutError)):
+            click.echo(f"serve: a request failed: {kind.__name__}: {exc}", err=True)
+
+
+_ABSOLUTE = re.compile(r"(?<![^\s'\"(=])/(?:[^/\s:'\"]+/)*([^/\s:'\"]*)")
+
+
+def private_paths(records: Path, out: Path) -> Callable[[str], str]:
+    """A problem line as the status may show it: no absolute path of this machine.
+
+    Pages on other sites cannot read the status (the Host check), but a page of this site
+    can, and a site may be shared by screen or screenshot: the registry and the output are
+    named as the command line named them (their folder name if given absolute), any other
+    absolute path by its last part.
+    """
+    names = {}
+    for given in (records, out):
+        shown = given.name if given.is_absolute() else str(given)
+        for form in {str(given.absolute()), str(given.resolve())}:
+            names[form] = shown
+    longest_first = sorted(names, key=len, reverse=True)
+
+    def hide(line: str) -> str:
+        for form in longest_first:
+            line = line.replace(form, names[form])
+        return _ABSOLUTE.sub(lambda m: "…/" + m.group(1), line)
+
+    return hide
 
 
 def watched_paths(records: Path) -> list[Path]:
@@ -120,9 +197,10 @@ def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], ech
     """Serve ``out`` on 127.0.0.1:``port`` (0: any free port), running ``build`` now and on every change."""
     from watchfiles import watch
 
-    from sitegen.problems import InputError
+    from sitegen.problems import InputError, Problem
 
     state = State()
+    hide = private_paths(records, out)
 
     def rebuild(reason: str) -> None:
         try:
@@ -135,7 +213,7 @@ def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], ech
         else:
             lines = None
         if lines is not None:
-            state.failed(lines)
+            state.failed([hide(line) for line in lines])
             echo(f"{reason}: the site does not build; still serving the last good one:", err=True)
             for line in lines:
                 echo(f"  {line}", err=True)
@@ -145,8 +223,15 @@ def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], ech
 
     rebuild("start")
     out.mkdir(parents=True, exist_ok=True)
-    handler = type("BoundHandler", (Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(out.resolve())))
+    server = Server(("127.0.0.1", port), Handler, bind_and_activate=False)
+    server.RequestHandlerClass = type("BoundHandler", (Handler,), {"state": state, "site": str(out.absolute())})
+    try:
+        server.server_bind()
+        server.server_activate()
+    except OSError as exc:
+        server.server_close()
+        raise InputError([Problem(f"127.0.0.1:{port}", "$", f"cannot listen: {exc.strerror or exc}")]) from None
+    server.RequestHandlerClass.port = server.server_address[1]
     stop = threading.Event()
 
     def watcher() -> None:

@@ -124,6 +124,39 @@ def _unlocked_tamper(tmp: Path) -> list[str]:
     return _build(tmp)
 
 
+def _link(relative: str, target: str | Callable[[Path], Path]) -> Callable[[Path], None]:
+    """Make ``relative`` in the registry a link to ``target`` (a path, or one made under the temporary folder)."""
+    def make(tmp: Path) -> None:
+        path = registry(tmp) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        path.symlink_to(target if isinstance(target, str) else target(tmp))
+    return make
+
+
+def _secret(tmp: Path) -> Path:
+    """A file outside the registry that must never be published: a key in a home folder, say."""
+    path = tmp / "home" / "id_ed25519"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    return path
+
+
+def _secret_folder(tmp: Path) -> Path:
+    folder = _secret(tmp).parent
+    (folder / "diary.md").write_text("# Private\n")
+    return folder
+
+
+def _with(command: Callable[[Path], list[str]], *extra: str) -> Callable[[Path], list[str]]:
+    return lambda tmp: [*command(tmp), *extra]
+
+
+PAGE = "pages/about.md"
+DESCRIPTION = "operations/jensen-shannon-divergence.md"
+
+
 def _out_under_file(tmp: Path) -> list[str]:
     (tmp / "a-file").write_text("x")
     return ["build", "--records", str(registry(tmp)), "--out", str(tmp / "a-file" / "site")]
@@ -141,6 +174,28 @@ CASES = [
     Case("special files", "/dev/zero as the CSV", lambda t: ["import", "liger", "/dev/zero", "--out", str(t / "out")], "character device"),
     Case("special files", "FIFO as the CSV", lambda t: ["import", "liger", str(fifo(t / "data.csv")), "--out", str(t / "out")], "FIFO"),
     Case("special files", "folder named like a record", _then(lambda t: (registry(t) / "runs" / "dir.json").mkdir(), _verify), "a folder"),
+    # Markdown pages and operation descriptions are read as every other input is.
+    *[Case("special files", f"{what} as {where}", _then(make, _build), expect)
+      for where, relative in (("a site page", PAGE), ("an operation description", DESCRIPTION))
+      for what, make, expect in (
+          ("FIFO", lambda t, r=relative: fifo(registry(t) / r), "FIFO"),
+          ("/dev/urandom", _link(relative, "/dev/urandom"), "character device"),
+          ("/dev/zero", _link(relative, "/dev/zero"), "character device"),
+          ("link to /proc/self/pagemap", _link(relative, "/proc/self/pagemap"), "outside the registry"))],
+    Case("special files", "link to /proc/self/pagemap as a page, --allow-outside-links",
+         _then(_link(PAGE, "/proc/self/pagemap"), _with(_build, "--allow-outside-links")), "byte limit"),
+    Case("special files", "link to /proc/self/pagemap as a record", _then(_link("runs/x.json", "/proc/self/pagemap"), _build), "outside the registry"),
+    # Links out of the registry: refused for every input, not only pages.
+    *[Case("links out of the registry", f"{where} linked to a file outside", _then(_link(relative, _secret), command), "outside the registry")
+      for where, relative, command in (
+          ("a site page", PAGE, _build), ("an operation description", DESCRIPTION, _build),
+          ("a record", "runs/x.json", _build), ("a record (verify)", "runs/x.json", _verify),
+          ("a record (validate)", "runs/x.json", lambda t: ["validate", str(registry(t))]),
+          ("a record (lock)", "runs/x.json", lambda t: ["lock", str(registry(t))]),
+          ("sitegen.toml", "sitegen.toml", _build), ("a source TOML", "sources/liger-kernel-bench.toml", _build),
+          ("digests.lock", "digests.lock", _verify))],
+    Case("links out of the registry", "pages folder linked to a folder outside",
+         _then(_link("pages", _secret_folder), _build), "outside the registry"),
     # Malformed values.
     Case("malformed input", "5,000-digit integer in a record", _then(_huge_int_json, _verify), "outside the exact range"),
     Case("malformed input", "5,000-digit integer in sitegen.toml", _then(lambda t: (registry(t) / "sitegen.toml").write_text("[site]\ntitle = " + "9" * 5000 + "\n"), _build), "invalid TOML"),

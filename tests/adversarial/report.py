@@ -3,8 +3,10 @@
     python tests/adversarial/report.py [--samples N] [--out FILE]
 
 Areas: payload matrix (fields x payloads, html5lib), Chromium page loads, kill at write
-points (import, attest, rerun, lock, build), full disk, concurrent writers, special files,
-malformed input, names. Exit 1 if anything failed.
+points (import, attest, rerun, lock, build), full disk, concurrent writers, special files
+(Markdown pages and operation descriptions among them), links out of the registry,
+malformed input, names, XML outputs with forbidden characters (xml.etree, feedparser),
+and serve (links out of the site, foreign Host, malformed URLs). Exit 1 if anything failed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import concurrency  # noqa: E402
 import faults  # noqa: E402
 import hostile  # noqa: E402
 import payloads  # noqa: E402
+import serveprobe  # noqa: E402
+import xmlchars  # noqa: E402
 
 
 def main() -> int:
@@ -62,6 +66,14 @@ def main() -> int:
         for i, case in enumerate(hostile.CASES):
             ok, detail = hostile.run_case(case, tmp / f"hostile-{i}")
             record(case.area, ok, f"{case.name}: {detail}")
+        for i, char in enumerate(xmlchars.FORBIDDEN):
+            site = xmlchars.build(xmlchars.seeded_registry(tmp / f"xml-{i}", char), tmp / f"xml-{i}" / "site")
+            broken = xmlchars.broken_outputs(site)
+            for name in xmlchars.xml_outputs(site):
+                bad = [b for b in broken if b.startswith(name + ": ")]
+                record("XML outputs parse (xml.etree, feedparser)", not bad, f"U+{ord(char):04X}: {bad[:1]}")
+        for area, ok, detail in serveprobe.serve_trials(tmp / "serve"):
+            record(area, ok, detail)
 
     width = max(len(area) for area in tried)
     print(f"{'area':<{width}}  tried  failed")

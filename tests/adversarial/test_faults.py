@@ -7,6 +7,8 @@ A sample of points per command (first, last and evenly between): report.py tries
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from faults import LIGER_CSV, build_trials, registry_trials
@@ -17,7 +19,11 @@ SAMPLES = 4
 @pytest.mark.parametrize("command", ["import", "attest", "rerun", "lock"])
 def test_registry_survives_a_kill_at_any_write_point(command, tmp_path):
     if command == "import" and not LIGER_CSV.exists():
-        pytest.skip("needs the bundled Liger CSV")
+        # Under CI a missing input is a failure: a trial that cannot run must not look like one that passed.
+        message = f"the Liger CSV is missing: expected {LIGER_CSV} (../shared beside the checkout)"
+        if os.environ.get("CI"):
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     trials = registry_trials(command, tmp_path, SAMPLES)
     failed = [t for t in trials if not t.ok]
     assert len(trials) >= SAMPLES and not failed, failed
@@ -56,3 +62,25 @@ def test_full_disk_in_a_build_names_the_output_file_and_keeps_the_old_site(tmp_p
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == f"{out / calls[-1]}: $: cannot write: No space left on device"
     assert snapshot(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_the_import_trials_need_the_csv_beside_the_checkout_and_fail_without_it_under_ci(tmp_path):
+    """A checkout with no ../shared beside it: the import trials skip, or under CI fail; never read a fixed path."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    checkout = tmp_path / "elsewhere" / "checkout"
+    shutil.copytree(tests / "adversarial", checkout / "tests" / "adversarial", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(tests / "fixtures" / "registry-small", checkout / "tests" / "fixtures" / "registry-small")
+    for name in ("conftest.py", "headless.py"):
+        shutil.copy(tests / name, checkout / "tests" / name)
+    command = [sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", "tests/adversarial/test_faults.py::test_registry_survives_a_kill_at_any_write_point[import]"]
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    skipped = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
+    assert skipped.returncode == 0 and "1 skipped" in skipped.stdout, skipped.stdout
+    assert str(tmp_path / "elsewhere" / "shared" / "data" / "liger" / "all_benchmark_data.csv") in skipped.stdout
+    failed = subprocess.run(command, cwd=checkout, env={**env, "CI": "true"}, capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 1 and "1 failed" in failed.stdout, failed.stdout

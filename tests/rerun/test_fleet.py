@@ -163,18 +163,32 @@ def test_a_killed_worker_is_retried_on_another_gpu_of_its_product(cluster, tmp_p
     assert not any(alive(p) for p in measuring)
 
 
-def test_sigint_to_the_driver_leaves_out_as_it_was_and_stops_the_measuring(cluster, tmp_path):
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# "ignored": as a shell starts a job with `&` in a script (or when this suite runs in the
+# background), SIGINT is ignored in the driver from its start; Ctrl-C must cancel all the same.
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_sigint_to_the_driver_leaves_out_as_it_was_and_stops_the_measuring(cluster, tmp_path, inherited):
     c, _ = cluster
     out = tmp_path / "out"
     out.mkdir()
     (out / "sitegen.toml").write_text('[site]\ntitle = "kept"\n')
     before = snapshot(out)
-    proc = driver([*CASES, "--ray", c.address], out)
+    # Each case starts from a known state, whatever this test process inherited.
+    start = _ignore_sigint if inherited == "ignored" else (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = driver([*CASES, "--ray", c.address], out, preexec_fn=start)
     lines: list[str] = []
     _, task_pid, measuring = task_started(proc, lines)
     assert measuring, "the task never started a measuring process"
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    try:
+        _, stderr = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # a driver that ignored Ctrl-C must not outlive the test
+        proc.communicate()
+        raise AssertionError(f"the driver ignored SIGINT (started with it {inherited})") from None
     assert proc.returncode == 130, "".join(lines) + stderr
     assert "nothing written" in stderr
     assert snapshot(out) == before

@@ -1,8 +1,11 @@
 """`sitegen serve` over real HTTP: it serves the build, rebuilds on an edit, and keeps the
-last good site (with the problem shown) when an edit breaks the registry."""
+last good site (with the problem shown) when an edit breaks the registry; it serves nothing
+outside the site, answers only to its own Host, and refuses bad URLs with a 400."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import re
@@ -32,12 +35,13 @@ def _wait_for(check, timeout: float = 60.0):
     raise AssertionError("timed out")
 
 
-@pytest.fixture
-def server(registry_copy, tmp_path):
+@contextlib.contextmanager
+def serving(records, out, cwd):
+    """`sitegen serve` on any free port: yields (base URL, the process, its stderr lines so far)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "sitegen", "serve", "--records", str(registry_copy), "--out", str(tmp_path / "site"),
+        [sys.executable, "-m", "sitegen", "serve", "--records", str(records), "--out", str(out),
          "--port", "0", "--no-search"],
-        stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stderr=subprocess.PIPE, text=True, cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     lines = []
     try:
@@ -48,10 +52,16 @@ def server(registry_copy, tmp_path):
             found = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
             if found:
                 break
-        yield found.group(1), registry_copy, process
+        yield found.group(1), process, lines
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.fixture
+def server(registry_copy, tmp_path):
+    with serving(registry_copy, tmp_path / "site", tmp_path) as (url, process, _):
+        yield url, registry_copy, process
 
 
 def test_serve_rebuilds_on_an_edit_and_keeps_the_last_good_site(server):
@@ -73,7 +83,10 @@ def test_serve_rebuilds_on_an_edit_and_keeps_the_last_good_site(server):
     # A broken file: the problem is reported, the last good page is still served.
     path.write_text("{ not json")
     status = _wait_for(lambda: (s := json.loads(_get(url + "__sitegen/status")))["problems"] and s)
-    assert any(str(path) in line for line in status["problems"])
+    # Named as the command line named the registry (by its folder name, as it was given
+    # absolute): the status is served, so it holds no absolute path of this machine.
+    assert any(line.startswith(f"records/operations/{OPERATION}.json: ") for line in status["problems"]), status
+    assert str(records.parent) not in json.dumps(status, ensure_ascii=False)
     assert "All results for JSD, renamed while serving" in _get(page_url)
     assert process.poll() is None
 
@@ -94,5 +107,89 @@ def test_open_page_reloads_and_shows_a_bad_edit(server):
         path.write_text("[")
         banner = page.locator("#sitegen-problems")
         banner.wait_for(timeout=60_000)
-        assert str(path) in banner.inner_text() and "last good site" in banner.inner_text()
+        assert f"records/operations/{OPERATION}.json" in banner.inner_text() and "last good site" in banner.inner_text()
         assert "Reloaded by itself" in page.locator("h1").inner_text()
+
+
+def _request(url: str, path: str, host: str | None = None) -> tuple[int, bytes]:
+    """GET ``path`` as sent, byte for byte (no client-side quoting), with ``host`` as the Host header if given."""
+    address = url.removeprefix("http://").rstrip("/")
+    connection = http.client.HTTPConnection(address, timeout=10)
+    try:
+        connection.putrequest("GET", path, skip_host=host is not None)
+        if host is not None:
+            connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def _stderr_after_stop(process, lines) -> str:
+    process.terminate()
+    _, rest = process.communicate(timeout=20)
+    return "".join(lines) + rest
+
+
+def test_links_to_files_or_folders_outside_the_site_are_refused(registry_copy, tmp_path):
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "key.txt").write_text("PRIVATE KEY")
+    site = tmp_path / "site"
+    with serving(registry_copy, site, tmp_path) as (url, process, lines):
+        (site / "key.txt").symlink_to(secret / "key.txt")
+        (site / "outside").symlink_to(secret)
+        (site / "same.css").symlink_to(site / "style.css")  # a link that stays inside is a file of the site
+        (site / "pipe").mkdir()
+        os.mkfifo(site / "pipe" / "index.html")
+        for path in ("/key.txt", "/outside/key.txt", "/outside/", "/pipe/"):
+            status, body = _request(url, path)
+            assert status == 403 and b"PRIVATE" not in body, (path, status, body)
+        assert _request(url, "/same.css") == (200, (site / "style.css").read_bytes())
+        assert _request(url, "/")[0] == 200
+        assert "Traceback" not in _stderr_after_stop(process, lines)
+
+
+def test_out_given_as_a_link_serves_the_folder_it_names_at_each_request(registry_copy, tmp_path):
+    for generation in ("gen1", "gen2"):
+        (tmp_path / generation).mkdir()
+        (tmp_path / generation / "index.html").write_text(f"<body>{generation}</body>")
+    (tmp_path / "gen2" / "older.html").symlink_to(tmp_path / "gen1" / "index.html")
+    link = tmp_path / "site"
+    link.symlink_to("gen1")
+    # The build into a link is refused (the terminal says why); what the link names is served.
+    with serving(registry_copy, link, tmp_path) as (url, process, lines):
+        assert b"gen1" in _request(url, "/")[1]
+        (tmp_path / "next").symlink_to("gen2")
+        os.replace(tmp_path / "next", link)
+        assert b"gen2" in _request(url, "/")[1]
+        # gen1 is no longer the site: a link into it is a link outside.
+        assert _request(url, "/older.html")[0] == 403
+
+
+def test_only_its_own_host_is_answered(server):
+    url, _, _ = server
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}"):
+        status, body = _request(url, "/__sitegen/status", host)
+        assert status == 200 and "version" in json.loads(body)
+    # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1.
+    for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1:{port + 1}", f"localhost.evil.example:{port}"):
+        for path in ("/__sitegen/status", "/", f"/operations/{OPERATION}/"):
+            status, body = _request(url, path, host)
+            assert status in (403, 421) and b"version" not in body and b"<html" not in body.lower(), (host, path)
+
+
+def test_bad_urls_get_400_and_no_traceback(registry_copy, tmp_path):
+    long = "a" * 256
+    with serving(registry_copy, tmp_path / "site", tmp_path) as (url, process, lines):
+        for path in ("/%00", "/index.html%00.txt", f"/{long}", f"/operations/{long}/", "/%zz", "/%4", "/%e2%82",
+                     "/..%2f..%2fetc/passwd", "/%2e%2e/records/sitegen.toml"):
+            status, body = _request(url, path)
+            assert status == 400, (path, status, body)
+        # 255 bytes is a name a file system takes: looked for, and not found.
+        assert _request(url, "/" + "a" * 255)[0] == 404
+        assert _request(url, "/")[0] == 200
+        stderr = _stderr_after_stop(process, lines)
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
