@@ -58,3 +58,35 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
         summary.update(written)
         problems += refused
     finish(plan, out, summary, problems, "row(s)", as_json=as_json)
+
+
+@import_group.command("kernelbench", context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("path", metavar="PATH", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry folder to write into.")
+@json_option
+def kernelbench(path: Path, out: Path, as_json: bool) -> None:
+    """Import KernelBench's baseline timings from PATH: one BenchmarkRun per timing.
+
+    PATH is a KernelBench checkout at one commit (commit and date from git) or a snapshot
+    of one (from its COMMIT file). Every results/timing/*/baseline_time_*.json timing is
+    imported: the GPU from its `hardware` string, the shapes read from the problem file
+    as it is in PATH (parsed, never run), the PyTorch version from
+    results/timing/README.md. A problem whose inputs cannot be read statically, and a null
+    timing, are skipped with one line each. Writes as `import liger` does: checked first,
+    only changed files, digests.lock in the same transaction; sources/kernelbench.toml is
+    dated by the newest commit imported. Importing the same PATH twice changes nothing.
+    """
+    from sitegen.importers.core import finish, write_plan
+    from sitegen.importers.kernelbench import KERNELBENCH_SOURCE, SOURCE_ID, plan_import
+
+    plan, day = plan_import(path)
+    for warning in plan.warnings:
+        click.echo(warning, err=True)
+    problems = list(plan.problems)
+    summary = {"timings": plan.rows, "imported": plan.imported, "notices": len(plan.warnings)}
+    if plan.imported:
+        written, refused = write_plan(out, plan, (SOURCE_ID, KERNELBENCH_SOURCE), None, day, newest_wins=True)
+        summary.update(written)
+        problems += refused
+    finish(plan, out, summary, problems, "timing(s)", as_json=as_json)
