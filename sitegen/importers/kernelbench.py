@@ -60,6 +60,15 @@ def revision(root: Path) -> tuple[str, str, str]:
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError([Problem(str(root), "$", f"cannot read the commit with git: {exc}")]) from None
         commit, date, subject = (out.splitlines() + ["", "", ""])[:3]
+        try:
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InputError([Problem(str(root), "$", f"cannot read the checkout's state with git: {exc}")]) from None
+        if dirty:
+            # The records would cite a commit whose files are not the ones read.
+            raise InputError([Problem(str(root), "$", f"tracked files differ from commit {commit[:7]} "
+                                                      f"({dirty.splitlines()[0].strip()}); commit or restore them first")])
     else:
         path = root / "COMMIT"
         fields: dict[str, str] = {}

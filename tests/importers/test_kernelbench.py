@@ -206,3 +206,21 @@ def test_lookalikes_the_table_calls_different_get_operations_of_their_own(regist
             workload = digests[json.loads(path.read_text(encoding="utf-8"))["spec"]["workloadDigest"]]
             assert workload["spec"]["operationSpecDigest"] != liger, path.name
             assert digests[workload["spec"]["operationSpecDigest"]]["metadata"]["name"].startswith(f"kernelbench-{level}-{stem}-")
+
+
+def test_a_checkout_with_uncommitted_edits_is_refused_in_one_line(tmp_path):
+    require_kernelbench()
+    checkout = tmp_path / "KernelBench"
+    shutil.copytree(KERNELBENCH / "752dd45", checkout, ignore=shutil.ignore_patterns("COMMIT"))
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run(["git", "-C", str(checkout), *command], check=True, env=env, capture_output=True)
+    problem = checkout / "KernelBench" / "level1" / "23_Softmax.py"
+    problem.write_text(problem.read_text(encoding="utf-8").replace("dim = 16384", "dim = 32768"), encoding="utf-8")
+    out = tmp_path / "records"
+    result = _import(checkout, out)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if "differ from commit" in line]
+    assert len(lines) == 1 and "23_Softmax.py" in lines[0]
+    assert not out.exists()
