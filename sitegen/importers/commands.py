@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
+from sitegen.cli import CONTEXT, EXIT_HELP, json_option
 
 
 def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -46,41 +45,48 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
     be mapped is reported as `CSV: line N: reason`; the other rows still import, and the
     exit code is 1.
     """
+    from sitegen.importers.core import finish, write_plan
     from sitegen.importers.liger import LIGER_SOURCE, SOURCE_ID, plan_import
-    from sitegen.importers.registrywrite import check_target, source_file, write_files, write_lock
-    from sitegen.loader import LOCK_NAME
-    from sitegen.problems import InputError
-    from sitegen.transaction import registry_transaction
 
     plan = plan_import(csv_file)
     for warning in plan.warnings:
         click.echo(warning, err=True)
     problems = list(plan.problems)
     summary = {"rows": plan.rows, "imported": plan.imported, "failed": plan.rows - plan.imported}
-    target = None
     if plan.imported:
-        # One transaction under the registry's writer lock: the check, the documents and
-        # the lock land together or not at all, and no other writer slips in between.
-        with registry_transaction(out) as txn:
-            try:
-                # Before any write: a registry that is already wrong (or would be, with
-                # these documents) is reported and left exactly as it was.
-                target = check_target(out, plan.documents)
-            except InputError as exc:
-                problems += exc.problems
-            if target is not None:
-                source_path, source_bytes = source_file(out, SOURCE_ID, LIGER_SOURCE, published, plan.newest_day)
-                result = write_files(txn, {**plan.files, source_path: source_bytes})
-                lock_changed = write_lock(txn, target.lock)
-                summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
-        if target is not None and target.unlocked:
-            click.echo(f"{out}: warning: {target.unlocked} document(s) this import did not write are not in "
-                       f"{LOCK_NAME}; review them, then run `sitegen lock {out}`", err=True)
-    report(sorted(problems), as_json=as_json, extra=summary)
-    click.echo(
-        f"imported {plan.imported} of {plan.rows} row(s) into {out}: "
-        f"{summary.get('written', 0)} file(s) written, {summary.get('unchanged', 0)} unchanged.",
-        err=True,
-    )
-    if problems:
-        sys.exit(1)
+        written, refused = write_plan(out, plan, (SOURCE_ID, LIGER_SOURCE), published, plan.newest_day)
+        summary.update(written)
+        problems += refused
+    finish(plan, out, summary, problems, "row(s)", as_json=as_json)
+
+
+@import_group.command("kernelbench", context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("path", metavar="PATH", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry folder to write into.")
+@json_option
+def kernelbench(path: Path, out: Path, as_json: bool) -> None:
+    """Import KernelBench's baseline timings from PATH: one BenchmarkRun per timing.
+
+    PATH is a KernelBench checkout at one commit (commit and date from git) or a snapshot
+    of one (from its COMMIT file). Every results/timing/*/baseline_time_*.json timing is
+    imported: the GPU from its `hardware` string, the shapes read from the problem file
+    as it is in PATH (parsed, never run), the PyTorch version from
+    results/timing/README.md. A problem whose inputs cannot be read statically, and a null
+    timing, are skipped with one line each. Writes as `import liger` does: checked first,
+    only changed files, digests.lock in the same transaction; sources/kernelbench.toml is
+    dated by the newest commit imported. Importing the same PATH twice changes nothing.
+    """
+    from sitegen.importers.core import finish, write_plan
+    from sitegen.importers.kernelbench import KERNELBENCH_SOURCE, SOURCE_ID, plan_import
+
+    plan, day = plan_import(path)
+    for warning in plan.warnings:
+        click.echo(warning, err=True)
+    problems = list(plan.problems)
+    summary = {"timings": plan.rows, "imported": plan.imported, "notices": len(plan.warnings)}
+    if plan.imported:
+        written, refused = write_plan(out, plan, (SOURCE_ID, KERNELBENCH_SOURCE), None, day, newest_wins=True)
+        summary.update(written)
+        problems += refused
+    finish(plan, out, summary, problems, "timing(s)", as_json=as_json)

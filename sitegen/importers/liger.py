@@ -11,22 +11,18 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog, ligercases, ligersetup
+from sitegen.importers.core import Plan, RowError, accept, gpu_slug
 from sitegen.importers.ligertables import LIGER_REPOSITORY
-from sitegen.layout import path_of, render
-from sitegen.model import KINDS
 from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem, json_path
+from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_SAFE_INTEGER
 
 SOURCE_ID = "liger-kernel-bench"
@@ -45,27 +41,6 @@ COLUMNS = (
 )
 REQUIRED = tuple(c for c in COLUMNS if c not in ("x_label", "extra_benchmark_config_str", "liger_version"))
 METRICS = {"speed": ("ms", "latency", "ns"), "memory": ("MB", "memory", "MB")}
-
-
-class RowError(ValueError):
-    """A row that cannot be imported; the message names the column or document at fault."""
-
-
-@dataclass
-class Plan:
-    """What an import would write and what went wrong.
-
-    ``documents`` and ``files`` map the same registry-relative paths to a document and its bytes.
-    """
-
-    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
-    files: dict[str, bytes] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    rows: int = 0
-    imported: int = 0
-    newest_day: str | None = None
-    _origin: dict[str, int] = field(default_factory=dict)
 
 
 def _number(row: dict[str, str], column: str) -> tuple[float, Decimal]:
@@ -121,7 +96,7 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
     kernel, provider, mode, metric = (row[c] for c in ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name"))
     values = {q: _number(row, f"y_value_{q}") for q in ("50", "20", "80")}
     stamp, stamp_id = observed_at(row["timestamp"])
-    segments = [kernel, mode, provider, ligersetup.gpu_slug(row["gpu_name"]), catalog.case_slug(case.axes, case.dtype), stamp_id]
+    segments = [kernel, mode, provider, gpu_slug(row["gpu_name"]), catalog.case_slug(case.axes, case.dtype), stamp_id]
     title = f"{catalog.kernel_title(kernel)} · {provider} · {mode}"
     if metric == "memory":
         # A memory row shares kernel, pass, provider, GPU and case with a speed row.
@@ -159,15 +134,6 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
     if row.get("liger_version"):
         metadata["labels"] = {"liger_version": row["liger_version"]}
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
-
-
-def _validate(document: dict[str, Any], role: str) -> None:
-    try:
-        KINDS[document["kind"]].model_validate(document, strict=True)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        message = error["msg"].removeprefix("Value error, ")
-        raise RowError(f"{role} {json_path(error['loc'])}: {message}") from None
 
 
 class _Importer:
@@ -234,23 +200,7 @@ class _Importer:
         return docs
 
     def accept(self, line: int, docs: dict[str, dict[str, Any]], kernel: str) -> None:
-        staged: dict[str, tuple[dict[str, Any], bytes]] = {}
-        for role, document in docs.items():
-            path = path_of(document, kernel)
-            rendered = render(document)
-            before = self.plan.files.get(path)
-            if before is not None and before != rendered:
-                raise RowError(f"{role} {path} differs from the one line {self.plan._origin[path]} produced")
-            if before is not None and role == "run":
-                raise RowError(f"same run as line {self.plan._origin[path]} ({document['metadata']['name']})")
-            # A path already accepted holds these very bytes, validated then.
-            if before is None:
-                _validate(document, role)
-            staged[path] = (document, rendered)
-        for path, (document, rendered) in staged.items():
-            self.plan.files.setdefault(path, rendered)
-            self.plan.documents.setdefault(path, document)
-            self.plan._origin.setdefault(path, line)
+        accept(self.plan, f"line {line}", docs, kernel)
 
     def rows(self, text: str) -> list[tuple[int, dict[str, str]]]:
         """Rows with the line each starts on; shape problems are reported, not returned."""
@@ -303,9 +253,7 @@ class _Importer:
                 self.fail(line, str(exc) or type(exc).__name__)
                 continue
             self.plan.imported += 1
-            day = docs["run"]["spec"]["observedAt"][:10]
-            if self.plan.newest_day is None or day > self.plan.newest_day:
-                self.plan.newest_day = day
+            self.plan.seen_day(docs["run"]["spec"]["observedAt"][:10])
         return self.plan
 
 

@@ -12,7 +12,7 @@ import re
 from typing import Any, get_args
 
 from sitegen.formatversion import API_VERSION
-from sitegen.importers.catalog import slug
+from sitegen.importers.core import environment_document, gpu_slug
 from sitegen.importers.ligertables import LIGER_REPOSITORY
 from sitegen.model.definitions import Pass
 
@@ -68,48 +68,7 @@ def memory_protocol(mode: str) -> dict[str, Any]:
     )
 
 
-# (pattern, vendor, architecture), first match wins; word boundaries keep A10 from A100.
-GPUS: list[tuple[str, str, str]] = [
-    (r"\bG?B[12]00\b", "nvidia", "sm_100"),
-    (r"\bG?H[128]00\b", "nvidia", "sm_90"),
-    (r"\bA[18]00\b", "nvidia", "sm_80"),
-    (r"\bRTX 40[6-9]0\b|\bL40S?\b|\bL4\b|\bRTX 6000 Ada\b", "nvidia", "sm_89"),
-    (r"\bRTX 30[5-9]0\b|\bA10G?\b|\bA40\b|\bRTX A[456]000\b", "nvidia", "sm_86"),
-    (r"\bRTX 50[6-9]0\b", "nvidia", "sm_120"),
-    (r"\bV100\b", "nvidia", "sm_70"),
-    (r"\bT4\b", "nvidia", "sm_75"),
-    (r"\bMI3[02]5?X\b|\bMI300A\b", "amd", "gfx942"),
-    (r"\bMI250X?\b|\bMI210\b", "amd", "gfx90a"),
-]
-_VENDOR_HINTS = [
-    (r"nvidia|geforce|tesla|quadro|\brtx\b|\bgtx\b", "nvidia"),
-    (r"\bamd\b|radeon|instinct|\bmi\d", "amd"),
-    (r"intel|gaudi|\barc\b", "intel"),
-]
-
-
-def gpu_hardware(gpu_name: str) -> tuple[dict[str, str], bool]:
-    """Hardware of a GPU name, and whether the name was known (else a guessed vendor)."""
-    for pattern, vendor, architecture in GPUS:
-        if re.search(pattern, gpu_name, re.IGNORECASE):
-            return {"vendor": vendor, "product": gpu_name, "architecture": architecture}, True
-    vendor = next((v for p, v in _VENDOR_HINTS if re.search(p, gpu_name, re.IGNORECASE)), "unknown")
-    return {"vendor": vendor, "product": gpu_name, "architecture": "unknown"}, False
-
-
-def gpu_slug(gpu_name: str) -> str:
-    """The GPU in names and ids: "NVIDIA B200" → "nvidia-b200"."""
-    return slug(gpu_name)
-
-
 def environment(gpu_name: str) -> tuple[dict[str, Any], bool]:
     """The ExecutionEnvironment of a Liger benchmark host, and whether the GPU was known."""
-    hardware, known = gpu_hardware(gpu_name)
     short = re.sub(r"^NVIDIA\s+", "", gpu_name.strip())
-    document = {
-        "apiVersion": API_VERSION,
-        "kind": "ExecutionEnvironment",
-        "metadata": {"name": f"liger-bench-{gpu_slug(gpu_name)}", "title": f"Liger benchmark host · {short}"},
-        "spec": {"hardware": hardware, "software": {}},
-    }
-    return document, known
+    return environment_document(f"liger-bench-{gpu_slug(gpu_name)}", f"Liger benchmark host · {short}", gpu_name, {})

@@ -9,6 +9,7 @@ from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.labels import Link
 from sitegen.site.roofline import roofline
+from sitegen.site.ranking import PUBLISHED
 from sitegen.site.runfacts import RunFacts
 
 
@@ -82,7 +83,9 @@ def interval_text(facts: RunFacts) -> str:
     if facts.interval is None:
         return "no interval"
     span = units.spread(facts.interval.low, facts.interval.high, facts.unit)
-    return span if facts.interval.method == "bootstrap" else f"{span} (p20–p80)"
+    if facts.interval.method == "bootstrap":
+        return span
+    return f"{span} (p20–p80)" if facts.interval.method == PUBLISHED else f"{span} (normal approx. of the mean)"
 
 
 def pass_note(facts: RunFacts) -> str | None:

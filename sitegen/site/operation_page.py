@@ -10,7 +10,7 @@ split the same way and capped; the GPU's page (gpus/<slug>/) lists every run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sitegen.site import labels as L
 from sitegen.site import units
@@ -96,6 +96,25 @@ class OperationPage:
     sweeps: list[SweepTable]
     history: list[RunRow]
     history_note: str | None
+    origin: list[Link] = field(default_factory=list)
+    """Where the operation comes from: the file that defines it, at each commit its runs were timed at."""
+
+
+def origin_links(operation, runs: list[RunFacts]) -> list[Link]:
+    """The operation's defining file at every commit its runs cite, oldest first.
+
+    Taken from the runs' sourceRefs named "… problem" (an importer names so the file a
+    run's workload and operation were read from), and from the operation's own sourceRefs
+    when they give a commit; each link opens the file at that commit.
+    """
+    found: dict[tuple[str, str], tuple[str, Link]] = {}
+    refs = [(ref, None) for ref in operation.model.metadata.sourceRefs or []]
+    refs += [(ref, f.observed) for f in runs for ref in f.record.model.metadata.sourceRefs or [] if ref.name.endswith(" problem")]
+    for ref, day in refs:
+        if ref.url and ref.commit and ref.path and (ref.path, ref.commit) not in found:
+            when = f" ({day})" if day else ""
+            found[(ref.path, ref.commit)] = (day or "", Link(f"{ref.path} at {ref.commit[:7]}{when}", ref.url))
+    return [link for _, link in sorted(found.values(), key=lambda pair: (pair[0], pair[1].text))]
 
 
 def pass_path(operation: str, gpu_slug: str, the_pass: str) -> str:
@@ -253,6 +272,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
     title = L.operation_title(operation)
     bytes_rule = _bytes_rule(operation)
     semantics = operation.model.spec.semantics
+    origin = origin_links(operation, runs)
     keys = sorted({f.cohort for f in runs if f.cohort})
     runs_of_gpu: dict[str, list[RunFacts]] = {}
     for f in runs:
@@ -271,7 +291,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
             sweeps=sweeps(shown) if detail else [],
-            history=history, history_note=note,
+            history=history, history_note=note, origin=origin,
         ), shown
 
     main_path = L.operation_path(operation.name)

@@ -8,6 +8,11 @@ Rules (the "How ranks work" text on operation pages says the same):
 - Interval. A run with raw samples gets a 95% bootstrap interval of its primary statistic
   (uncertainty.py). A run without them uses the source's published p20–p80 when there are
   any, a wider interval than a 95% one of the median, so a separation it shows is real.
+  A run ranked by its mean that publishes only mean and standard deviation (KernelBench)
+  gets mean ± 1.96 · stdev / √n, n the protocol's minSamples (its trial count): the
+  normal approximation of the mean's 95% interval, labelled so, since there are no
+  samples to resample. It assumes the trials independent; it is never wider for having
+  fewer samples than the protocol promised, because minSamples is a lower bound.
 - Noise. A run is noisy, and never holds a strict rank, when its harness said so
   (evidence.details.noisy), when its interval's half-width is over 5% of its value, or
   when its p80/p20 spread is over 1.5×: a number that moves that much from call to call
@@ -25,6 +30,7 @@ threshold) and nvbench's compare script (relative noise decides before the diffe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +45,8 @@ MIN_EFFECT = 0.01
 NOISY_HALF_WIDTH = 0.05
 NOISY_SPREAD = 1.5
 PUBLISHED = "published p20–p80"
+NORMAL = "normal approximation of the mean"
+Z95 = 1.959964
 
 
 @dataclass
@@ -78,6 +86,11 @@ def estimate(facts: RunFacts) -> _Estimate:
         facts.interval = Interval(*bounds(draws), "bootstrap")
     elif "p20" in known and "p80" in known:
         facts.interval = Interval(known["p20"], known["p80"], PUBLISHED)
+    elif facts.statistic == "mean" and "stdev" in known and facts.value is not None:
+        n = facts.protocol.model.spec.measurement.minSamples
+        if n is not None and n >= 2:
+            half = Z95 * known["stdev"] / math.sqrt(n)
+            facts.interval = Interval(max(0.0, facts.value - half), facts.value + half, f"{NORMAL} (n = {n})")
     facts.noisy = _noise(facts, known)
     return _Estimate(facts, draws)
 
@@ -89,7 +102,7 @@ def _noise(facts: RunFacts, known: dict[str, float]) -> str | None:
         spread = facts.details.get("processSpreadRel")
         extra = f" (medians {units.percent(spread)} apart)" if isinstance(spread, (int, float)) and not isinstance(spread, bool) else ""
         reasons.append(f"the harness found its processes disagree{extra}")
-    if facts.interval is not None and facts.interval.method == "bootstrap" and facts.value:
+    if facts.interval is not None and facts.interval.method != PUBLISHED and facts.value:
         half = (facts.interval.high - facts.interval.low) / 2 / facts.value
         if half > NOISY_HALF_WIDTH:
             reasons.append(f"95% interval ±{units.percent(half)} of the value (over {units.percent(NOISY_HALF_WIDTH)})")

@@ -16,6 +16,7 @@ from sitegen.site.citation import Citation, cite_run
 from sitegen.site.evidence import controlled, verdict
 from sitegen.site.operation_page import cohort_href
 from sitegen.site.roofline import roofline
+from sitegen.site.ranking import PUBLISHED
 from sitegen.site.uncertainty import REPLICATES
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
@@ -212,8 +213,11 @@ def _primary(facts: RunFacts, config) -> Primary | None:
     elif facts.interval.method == "bootstrap":
         interval = (f"95% interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} "
                     f"({REPLICATES:,} bootstrap resamples of the raw samples)")
-    else:
+    elif facts.interval.method == PUBLISHED:
         interval = f"interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} (the source's published p20–p80)"
+    else:
+        interval = (f"95% interval {units.spread(facts.interval.low, facts.interval.high, facts.unit)} "
+                    f"({facts.interval.method}: mean ± 1.96 · stdev / √n, from the published mean and standard deviation)")
     figures = roofline(facts, config)
     return Primary(number, unit, facts.statistic, facts.metric, spread, samples, interval, facts.noisy,
                    figures.sentence() if figures else None)

@@ -116,3 +116,44 @@ def test_a_noisy_run_holds_no_rank_in_the_catalog(catalog):
     noisy = [row for row in catalog if row["noisy"]]
     assert any(row["rankLabel"].endswith("(another run represents it)") for row in noisy)
     assert [row["name"] for row in noisy if row["rank"] is not None] == []
+
+
+def _cohorts(twin: Path) -> list[dict]:
+    page = json.loads(twin.read_text())
+    return [c for gpu in page["gpus"] for s in gpu["passes"] for d in s["dtypes"] for c in d["cohorts"]]
+
+
+@pytest.mark.parametrize("gpu", ["nvidia-b200", "nvidia-h100-80gb-hbm3", "nvidia-l40s"])
+def test_kernelbench_ranks_eager_against_torch_compile_on_the_big_gpus(bundled, gpu):
+    # KernelBench level1 23_Softmax.py was timed eager and under torch.compile on each of these.
+    cohorts = [c for c in _cohorts(bundled / "operations" / "softmax" / gpu / "index.json")
+               if "kernelbench_baseline" in c["heading"]]
+    assert cohorts
+    for cohort in cohorts:
+        names = [row["run"]["text"] for row in cohort["ranked"]]
+        assert "torch eager" in names and any(n.startswith("torch.compile (") for n in names), names
+        assert all(row["interval"].endswith("(normal approx. of the mean)") for row in cohort["ranked"])
+
+
+def test_operations_index_groups_by_source_then_family_fewest_first(bundled):
+    groups = json.loads((bundled / "operations" / "index.json").read_text())["groups"]
+    headings = [g["heading"] for g in groups]
+    assert headings.index("Liger-Kernel benchmarks") < headings.index("KernelBench baseline timings")
+    liger = groups[headings.index("Liger-Kernel benchmarks")]
+    assert liger["operations"] == 35 and liger["runs"] == 2448
+    kernelbench = groups[headings.index("KernelBench baseline timings")]
+    families = {f["heading"]: f["items"] for f in kernelbench["families"]}
+    assert {"KernelBench level 1", "KernelBench level 2", "KernelBench level 3"} <= set(families)
+    first = [item["item"]["text"] for item in families["KernelBench level 1"][:3]]
+    assert [t.split(" · ")[1].split(" ")[0] for t in first] == ["1", "2", "3"], first
+    # Softmax is Liger's operation that a KernelBench problem joins: listed under both sources.
+    assert any(i["item"]["text"] == "Softmax" for f in liger["families"] for i in f["items"])
+    assert any(i["item"]["text"] == "Softmax" for i in families["activation"])
+
+
+def test_a_kernelbench_problem_page_links_its_source_file_at_each_commit(bundled):
+    [page] = (bundled / "operations").glob("kernelbench-level1-98-kldivloss-*/index.html")
+    html = page.read_text()
+    # 1f8d20f's timing of 98_KLDivLoss.py (December 2025) was taken at that commit's source.
+    assert ('href="https://github.com/ScalingIntelligence/KernelBench/blob/1f8d20fa06357a9c343f4508887b6da22f114752/'
+            'KernelBench/level1/98_KLDivLoss.py"') in html
