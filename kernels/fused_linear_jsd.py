@@ -43,6 +43,17 @@ from .jsd import _exp2, _log2, _mode, _scale_
 
 
 @triton.jit
+def _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE: tl.constexpr):
+    """A tile's base-2 log-probabilities X log2(e) and Y log2(e); floored at -120 on the general path."""
+    x2 = tl.load(zs + o, mask=mask, other=0.0) * c - lse_s
+    y2 = tl.load(zt + o, mask=mask, other=0.0) * c - lse_t
+    if MODE == 2:
+        x2 = tl.maximum(x2, -120.0)
+        y2 = tl.maximum(y2, -120.0)
+    return x2, y2
+
+
+@triton.jit
 def _row_kernel(
     ZS, ZT, DZ, LABELS, N_VALID, LOSS,
     stride_s, stride_t, stride_dz, V, n_rows_f, inv_t, beta, ignore_index,
@@ -87,8 +98,7 @@ def _row_kernel(
     for start in range(0, V, BLOCK):
         o = start + offs
         mask = o < V
-        x2 = tl.load(zs + o, mask=mask, other=0.0) * c - lse_s
-        y2 = tl.load(zt + o, mask=mask, other=0.0) * c - lse_t
+        x2, y2 = _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE)
         if MODE == 0:
             t1 = _exp2(y2, FAST) * (y2 - x2)  # P (Y - X)
             t2 = t1
@@ -96,8 +106,6 @@ def _row_kernel(
             t1 = _exp2(x2, FAST) * (x2 - y2)  # Q (X - Y)
             t2 = t1
         else:
-            x2 = tl.maximum(x2, -120.0)
-            y2 = tl.maximum(y2, -120.0)
             p = _exp2(y2, FAST)
             aq = (1.0 - beta) * _exp2(x2, FAST)
             l2m = _log2(beta * p + aq, FAST)
@@ -119,15 +127,12 @@ def _row_kernel(
         for start in range(0, V, BLOCK):
             o = start + offs
             mask = o < V
-            x2 = tl.load(zs + o, mask=mask, other=0.0) * c - lse_s
-            y2 = tl.load(zt + o, mask=mask, other=0.0) * c - lse_t
+            x2, y2 = _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE)
             if MODE == 0:
                 d = _exp2(x2, FAST) - _exp2(y2, FAST)
             elif MODE == 1:
                 d = _exp2(x2, FAST) * ((x2 - y2) * 0.6931471805599453 - s1)
             else:
-                x2 = tl.maximum(x2, -120.0)
-                y2 = tl.maximum(y2, -120.0)
                 q = _exp2(x2, FAST)
                 l2m = _log2(beta * _exp2(y2, FAST) + (1.0 - beta) * q, FAST)
                 d = q * ((1.0 - beta) * 0.6931471805599453 * (x2 - l2m) - s1)
