@@ -102,6 +102,12 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
         validated = model.model_validate(raw, strict=True)
     except ValidationError as exc:
         raise InputError(validation_problems(exc, file, prefix)) from None
+    if kind == "BenchmarkRun":
+        from sitegen.figures import disagreements
+
+        wrong = disagreements(validated.spec)
+        if wrong:
+            raise InputError([Problem(file, json_path([*prefix, *path]), reason) for path, reason in wrong])
     # A JSON round trip gives back the same dict: the strict parser admits only what
     # json.dumps writes back exactly (finite floats, integers within ±(2**53 - 1), no lone surrogates).
     source = zlib.compress(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode(), 1)
