@@ -140,18 +140,24 @@ def warn_unlocked(root: Path) -> None:
 @click.option("--full", is_flag=True,
               help="Parse, validate and digest every document, ignoring this machine's digest cache "
                    "(use it where the cache folder is not yours alone, as in CI).")
+@click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
+              help="Check run signatures against the [[trust]] keys of this file instead of each registry's "
+                   "sitegen.toml (in CI: the base branch's, which a pull request cannot edit).")
 @json_option
-def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -> None:
+def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | None, as_json: bool) -> None:
     """Check every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
     A folder without digests.lock is refused unless --unlocked is given. Files whose
     exact bytes this sitegen already checked on this machine are taken from its digest
-    cache; --full recomputes everything.
+    cache; --full recomputes everything. Every run signature must be valid and by a key
+    the trust list holds, valid when the run was observed; unsigned runs are no problem.
     """
+    from sitegen.config import load_config, load_trust
     from sitegen.forkpool import default_jobs
     from sitegen.registry import open_registry
+    from sitegen.signing import signature_problems
 
     total = 0
     problems: list[Problem] = []
@@ -159,7 +165,9 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -
         if unlocked:
             warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs()).records)
+            registry = open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs())
+            total += len(registry.records)
+            problems += signature_problems(registry, load_trust(trust) if trust else load_config(root).trust)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -265,3 +273,4 @@ main.add_command(attest)
 main.add_command(serve)
 from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
 from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702
+from sitegen.signing_commands import keygen, sign; main.add_command(keygen); main.add_command(sign)  # noqa: E402, E702

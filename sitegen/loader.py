@@ -61,6 +61,16 @@ class Record:
     def same_document(self, other: Record) -> bool:
         return self.raw == other.raw
 
+    @property
+    def signature(self) -> str | None:
+        """A run's metadata.signature (sitegen.signing)."""
+        return getattr(self.model.metadata, "signature", None)
+
+    @property
+    def observed(self) -> str | None:
+        """A run's spec.observedAt."""
+        return getattr(self.model.spec, "observedAt", None)
+
 
 _MESSAGES = {
     "extra_forbidden": "unknown field",

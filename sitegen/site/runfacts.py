@@ -44,6 +44,8 @@ class RunFacts:
     """Failed integrity checks, ``name: detail``: these take a run out of every ranking."""
     level: str = "Reported"
     level_reason: str | None = None
+    signature: object = None
+    """A controlled rerun's sitegen.signing.Outcome against the trust list; None for any other run."""
     """Why the run stops below Verified although it is a controlled rerun (a check that did not run)."""
     interval: Interval | None = None
     noisy: str | None = None
