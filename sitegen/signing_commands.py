@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
-from sitegen.problems import InputError, Problem
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
@@ -45,46 +43,8 @@ def sign(runs: tuple[str, ...], key: Path, records: Path, as_json: bool) -> None
     and name stay as they were. Only the holder of a key the registry trusts should sign:
     a signature says "this machine ran it".
     """
-    from sitegen.layout import render
-    from sitegen.signing import load_private_key, sign_run
-    from sitegen.transaction import registry_transaction
-    from sitegen.registry import open_registry
+    from sitegen.registrysigning import sign_registry
 
-    private = load_private_key(key)
-    if not records.is_dir():
-        raise InputError([Problem(str(records), "$", "no such registry folder")])
-    with registry_transaction(records) as txn:
-        registry = open_registry(records)
-        chosen = _chosen(registry, runs, records)
-        files: dict[str, dict] = {}
-        for record in chosen:
-            relative = Path(record.file).relative_to(records).as_posix()
-            doc = files.setdefault(relative, json.loads(txn.read(relative)))
-            target = doc["run"] if record.pointer == "$.run" else doc
-            target["metadata"]["signature"] = sign_run(record, registry.by_digest, private)
-        changed = 0
-        for relative, doc in sorted(files.items()):
-            # A bundle keeps the shape it was written in; a single document the registry's layout.
-            data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode() if "kind" not in doc else render(doc)
-            if txn.read(relative) != data:
-                txn.write(relative, data)
-                changed += 1
+    chosen, changed = sign_registry(records, key, runs)
     report([], as_json=as_json, extra={"signed": sorted(r.name for r in chosen), "files": changed})
     click.echo(f"signed {len(chosen)} run(s); {changed} file(s) changed", err=True)
-
-
-def _chosen(registry, runs: tuple[str, ...], records: Path) -> list:
-    all_runs = registry.of_kind("BenchmarkRun")
-    if runs:
-        by_name = {r.name: r for r in all_runs}
-        missing = [name for name in runs if name not in by_name]
-        if missing:
-            raise InputError([Problem(str(records), "$", f"no BenchmarkRun named {name!r}") for name in missing])
-        return [by_name[name] for name in runs]
-    return [r for r in all_runs if _controlled(r.model.spec)]
-
-
-def _controlled(spec) -> bool:
-    evidence = spec.evidence
-    return bool(evidence and evidence.integrity and not evidence.dryRun
-                and (evidence.command or "").startswith("sitegen rerun"))

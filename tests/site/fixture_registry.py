@@ -2,6 +2,7 @@
 
 Regenerate (then review the diff, and regenerate the golden site):
     .venv/bin/python tests/site/fixture_registry.py && .venv/bin/sitegen lock tests/fixtures/registry-small
+    (the controlled reruns are signed with tests/fixtures/keys/fixture_ed25519, which its sitegen.toml trusts)
     SITEGEN_UPDATE_GOLDEN=1 .venv/bin/pytest tests/site/test_golden.py
 
 The runs resemble the seed record (Liger's JSD forward on a B200, 9.11 ms median, rank 2
@@ -17,9 +18,11 @@ from pathlib import Path
 
 from sitegen.digest import document_digest
 from sitegen.rerun.stats import summary
+from sitegen.registrysigning import sign_registry
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "valid" / "seed-manifest.json"
+FIXTURE_KEY = Path(__file__).resolve().parents[1] / "fixtures" / "keys" / "fixture_ed25519"
 API = "kernelindex.dev/v1alpha1"
 
 
@@ -198,7 +201,14 @@ def main() -> None:
         'base_url = "https://registry.example.org/"\n'
         'repository_url = "https://github.com/kernelindex/registry"\n'
         'issue_tracker_url = "https://github.com/kernelindex/registry/issues"\n'
-        'license = "CC-BY-4.0"\n', encoding="utf-8")
+        'license = "CC-BY-4.0"\n'
+        '\n'
+        '# The fixtures\' throw-away key (tests/fixtures/keys/README.md): no real registry trusts it.\n'
+        '[[trust]]\n'
+        'name = "sitegen test fixtures"\n'
+        f'key = "{" ".join(FIXTURE_KEY.with_suffix(".pub").read_text().split()[:2])}"\n', encoding="utf-8")
+    # The controlled reruns are signed as `sitegen rerun --key` signs them, so they can earn Verified.
+    sign_registry(ROOT, FIXTURE_KEY)
 
 
 if __name__ == "__main__":
