@@ -161,13 +161,14 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
 
     total = 0
     problems: list[Problem] = []
+    trusted = load_trust(trust) if trust else None  # a bad trust file is named before any registry is read
     for root in list(paths) or [Path("records")]:
         if unlocked:
             warn_unlocked(root)
         try:
             registry = open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs())
             total += len(registry.records)
-            problems += signature_problems(registry, load_trust(trust) if trust else load_config(root).trust)
+            problems += signature_problems(registry, load_config(root).trust if trusted is None else trusted)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -246,11 +247,14 @@ def lock(root: Path, as_json: bool) -> None:
     """Record the digest of every document of a registry in its digests.lock.
 
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
+    Before writing, it prints the documents added, changed and removed since the previous
+    lock, one line each (a count for more than 20 of a kind); --json lists them all.
     Files whose exact bytes this sitegen already digested are taken from this machine's
     digest cache, so after a small edit only the changed files are read in full.
     """
     from sitegen.forkpool import default_jobs
     from sitegen.loader import LOCK_NAME
+    from sitegen.lockfile import change_lines, lock_changes, read_lock
     from sitegen.registry import checked_lock_bytes, lock_key, open_registry
     from sitegen.transaction import registry_transaction
 
@@ -258,10 +262,20 @@ def lock(root: Path, as_json: bool) -> None:
         raise InputError([Problem(str(root), "$", "no such registry folder")])
     with registry_transaction(root) as txn:
         registry = open_registry(root, check_lock_file=False, cached=True, jobs=default_jobs())
-        data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
+        current = {lock_key(r): r.digest for r in registry.records}
+        data = checked_lock_bytes(root, current)
+        try:
+            previous = read_lock(root) or {}
+        except InputError as exc:
+            # The lock being replaced may be the broken one: then everything counts as added.
+            click.echo(f"{exc.problems[0].line()}; every document counts as added", err=True)
+            previous = {}
+        changes = lock_changes(previous, current)
+        for line in change_lines(changes):
+            click.echo(line, err=True)
         if txn.read(LOCK_NAME) != data:
             txn.write(LOCK_NAME, data)
-    report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
+    report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME), **changes})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
     hold_until_exit(registry)
 
