@@ -9,9 +9,10 @@ naming them all keeps the payload readable on its own. The blob lives in the run
 ``metadata.signature``, outside the digested spec, so signing never changes the run's
 digest (which the signature covers) and a signed run keeps its name, lock entry and URL.
 
-Anyone can check one by hand with OpenSSH alone: the payload is ``sitegen signed-payload``'s
-output, the armored blob ``armor(signature)``, and ``ssh-keygen -Y verify -n sitegen-run``
-checks it against an allowed_signers file of the registry's trusted keys.
+Anyone can check one by hand with OpenSSH alone: the payload is the canonical JSON above
+(``payload``), the armored blob ``armor(signature)``, and ``ssh-keygen -Y verify -n
+sitegen-run`` checks it against an allowed_signers file of the registry's trusted keys
+(tests/trust/test_signatures.py does exactly that).
 
 Keys are OpenSSH Ed25519 keys, read and written with ``cryptography``: an existing
 ``ssh-keygen -t ed25519`` key works, and ``sitegen keygen`` writes the same format.
