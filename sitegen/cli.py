@@ -266,10 +266,8 @@ def lock(root: Path, as_json: bool) -> None:
         data = checked_lock_bytes(root, current)
         try:
             previous = read_lock(root) or {}
-        except InputError as exc:
-            # The lock being replaced may be the broken one: then everything counts as added.
-            click.echo(f"{exc.problems[0].line()}; every document counts as added", err=True)
-            previous = {}
+        except InputError:
+            previous = {}  # the lock being replaced may be the broken one: then every document is added
         changes = lock_changes(previous, current)
         for line in change_lines(changes):
             click.echo(line, err=True)
