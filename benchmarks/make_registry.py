@@ -120,6 +120,7 @@ def _restate(spec: dict) -> None:
 def _new_run(run: dict, workload_digest: str, k: int, factor: float) -> dict:
     new = copy.deepcopy(run)
     new["metadata"]["name"] = run["metadata"]["name"] + f"-s{k}"
+    new["metadata"].pop("signature", None)  # a copy is no rerun anyone signed
     spec = new["spec"]
     spec["workloadDigest"] = workload_digest
     timing = spec.get("timing")

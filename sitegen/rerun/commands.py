@@ -117,8 +117,6 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
     from sitegen.rerun import selection
 
     if key is not None:
-        if ray_address:
-            raise click.UsageError("--key signs on this machine; with --ray, sign the written runs with `sitegen sign` instead")
         from sitegen.signing import load_private_key
 
         load_private_key(key)  # refused now, before any measurement, rather than after it
@@ -170,7 +168,7 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
         _fleet(ray_address, Options(loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
-                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict),
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key),
                products, replicas, as_json)
     if not interpret:
         _require_cuda()
