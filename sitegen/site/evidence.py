@@ -119,17 +119,11 @@ def verified(facts: RunFacts, trust: list | None = None) -> tuple[bool, str | No
         plural = len(missing) > 1
         why = "not recorded" if family == FAMILY else f"not run under the {family} protocol"
         return False, f"not Verified: the {', '.join(missing)} check{'s' if plural else ''} {'were' if plural else 'was'} {why}"
-    facts.signature = check_run(facts.record, _Referenced(facts), trust or [])
+    referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
+    facts.signature = check_run(facts.record, referenced, trust or [])
     if not facts.signature.valid:
         return False, f"not Verified: {facts.signature.reason()}; Verified needs a valid signature by a key this registry trusts"
     return True, None
-
-
-class _Referenced(dict):
-    """A run's referenced documents by digest, as signing.references looks them up."""
-
-    def __init__(self, facts: RunFacts):
-        super().__init__({r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)})
 
 
 def _agree(a: float, b: float, tolerance: float) -> bool:
