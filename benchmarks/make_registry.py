@@ -28,6 +28,8 @@ from pathlib import Path
 
 from sitegen.digest import document_digest
 from sitegen.registry import lock_bytes
+from sitegen.rerun import integrity
+from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary
 
 BUNDLED = Path(__file__).resolve().parents[1] / "records"
 SCALED_NS = ("median", "p20", "p80", "min", "max", "mean", "stdev")
@@ -96,9 +98,29 @@ def _scale_int(value: int, factor: float) -> int:
     return max(0, round(value * factor))
 
 
+def _restate(spec: dict) -> None:
+    """The figures a scaled rerun states, from its scaled samples as the harness states them
+    (validation recomputes them: sitegen.figures)."""
+    timing = spec["timing"]
+    stated = summary(timing["samplesNs"])
+    timing["latencyNs"] = {key: stated[key] for key in timing["latencyNs"]}
+    for process in timing.get("processes", []):
+        process["medianNs"] = summary(process["samplesNs"])["median"]
+    details = (spec.get("evidence") or {}).get("details") or {}
+    if "ciHalfWidthRel" in details:
+        details["ciHalfWidthRel"] = round(ci_half_width_rel(timing["samplesNs"]), 5)
+    if "processSpreadRel" in details and timing.get("processes"):
+        details["processSpreadRel"] = round(spread_rel([p["medianNs"] for p in timing["processes"]]), 5)
+    for check in (spec.get("evidence") or {}).get("integrity") or []:
+        figures = integrity.ROOFLINE_FIGURES.match(check.get("detail") or "") if check["name"] == "roofline" else None
+        if figures:
+            check["detail"] = f"median {stated['median']} ns" + check["detail"][len(f"median {figures[1]} ns"):]
+
+
 def _new_run(run: dict, workload_digest: str, k: int, factor: float) -> dict:
     new = copy.deepcopy(run)
     new["metadata"]["name"] = run["metadata"]["name"] + f"-s{k}"
+    new["metadata"].pop("signature", None)  # a copy is no rerun anyone signed
     spec = new["spec"]
     spec["workloadDigest"] = workload_digest
     timing = spec.get("timing")
@@ -111,6 +133,8 @@ def _new_run(run: dict, workload_digest: str, k: int, factor: float) -> dict:
         for process in timing.get("processes", []):
             process["medianNs"] = _scale_int(process["medianNs"], factor)
             process["samplesNs"] = [_scale_int(s, factor) for s in process["samplesNs"]]
+        if timing.get("samplesNs"):
+            _restate(spec)
     for m in spec.get("measurements") or []:
         m["value"] = _scale_int(m["value"], factor) if isinstance(m["value"], int) else m["value"] * factor
     native = spec.get("sourceNative")

@@ -159,26 +159,35 @@ def warn_unlocked(root: Path) -> None:
 @click.option("--full", is_flag=True,
               help="Parse, validate and digest every document, ignoring this machine's digest cache "
                    "(use it where the cache folder is not yours alone, as in CI).")
+@click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
+              help="Check run signatures against the [[trust]] keys of this file instead of each registry's "
+                   "sitegen.toml (in CI: the base branch's, which a pull request cannot edit).")
 @json_option
-def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, as_json: bool) -> None:
+def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | None, as_json: bool) -> None:
     """Check every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
     A folder without digests.lock is refused unless --unlocked is given. Files whose
     exact bytes this sitegen already checked on this machine are taken from its digest
-    cache; --full recomputes everything.
+    cache; --full recomputes everything. Every run signature must be valid and by a key
+    the trust list holds, valid when the run was observed; unsigned runs are no problem.
     """
+    from sitegen.config import load_config, load_trust
     from sitegen.forkpool import default_jobs
     from sitegen.registry import open_registry
+    from sitegen.signing import signature_problems
 
     total = 0
     problems: list[Problem] = []
+    trusted = load_trust(trust) if trust else None  # a bad trust file is named before any registry is read
     for root in list(paths) or [Path("records")]:
         if unlocked:
             warn_unlocked(root)
         try:
-            total += len(open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs()).records)
+            registry = open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs())
+            total += len(registry.records)
+            problems += signature_problems(registry, load_config(root).trust if trusted is None else trusted)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})
@@ -258,11 +267,14 @@ def lock(root: Path, as_json: bool) -> None:
     """Record the digest of every document of a registry in its digests.lock.
 
     Run it after reviewing a change; `verify` and `build` then catch any later edit.
+    Before writing, it prints the documents added, changed and removed since the previous
+    lock, one line each (a count for more than 20 of a kind); --json lists them all.
     Files whose exact bytes this sitegen already digested are taken from this machine's
     digest cache, so after a small edit only the changed files are read in full.
     """
     from sitegen.forkpool import default_jobs
     from sitegen.loader import LOCK_NAME
+    from sitegen.lockfile import change_lines, lock_changes, read_lock
     from sitegen.registry import checked_lock_bytes, lock_key, open_registry
     from sitegen.transaction import registry_transaction
 
@@ -270,10 +282,18 @@ def lock(root: Path, as_json: bool) -> None:
         raise InputError([Problem(str(root), "$", "no such registry folder")])
     with registry_transaction(root) as txn:
         registry = open_registry(root, check_lock_file=False, cached=True, jobs=default_jobs())
-        data = checked_lock_bytes(root, {lock_key(r): r.digest for r in registry.records})
+        current = {lock_key(r): r.digest for r in registry.records}
+        data = checked_lock_bytes(root, current)
+        try:
+            previous = read_lock(root) or {}
+        except InputError:
+            previous = {}  # the lock being replaced may be the broken one: then every document is added
+        changes = lock_changes(previous, current)
+        for line in change_lines(changes):
+            click.echo(line, err=True)
         if txn.read(LOCK_NAME) != data:
             txn.write(LOCK_NAME, data)
-    report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME)})
+    report([], as_json=as_json, extra={"documents": len(registry.records), "lock": str(root / LOCK_NAME), **changes})
     click.echo(f"locked {len(registry.records)} document(s) in {root / LOCK_NAME}", err=True)
     hold_until_exit(registry)
 
@@ -285,3 +305,4 @@ main.add_command(attest)
 main.add_command(serve)
 from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
 from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702
+from sitegen.signing_commands import keygen, sign; main.add_command(keygen); main.add_command(sign)  # noqa: E402, E702

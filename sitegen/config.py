@@ -10,9 +10,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from datetime import date
 from typing import Annotated
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from sitegen.inputfile import read_regular
 from sitegen.model.common import Day, HttpUrl, Short, Strict
@@ -67,9 +68,34 @@ class Gpu(Strict):
     """Where the vendor states it."""
 
 
+class TrustedSigner(Strict):
+    """One ``[[trust]]`` table: a key whose signed reruns the registry trusts, like a line of git's allowed_signers."""
+
+    model_config = ConfigDict(populate_by_name=False)
+
+    name: Short
+    """Who holds the key, e.g. "sitegen project (H200 reruns)"; shown on the pages of the runs it signed."""
+    key: Short
+    """The Ed25519 public key as one OpenSSH line, ``ssh-ed25519 AAAA… [comment]`` (a .pub file's content)."""
+    valid_after: date | None = Field(None, alias="valid-after")
+    """First day (UTC) of runs the key may sign; runs observed before it are not trusted."""
+    valid_before: date | None = Field(None, alias="valid-before")
+    """Day (UTC) from which runs signed by the key are no longer trusted; what it signed before stays valid."""
+
+    @field_validator("key")
+    @classmethod
+    def _ed25519(cls, value: str) -> str:
+        from sitegen.signing import parse_public_line
+
+        parse_public_line(value)
+        return value
+
+
 class Config(Strict):
     site: Site = Site()
     """Site settings."""
+    trust: list[TrustedSigner] = []
+    """Keys whose signed reruns may earn Verified (``--trust FILE`` reads them from another file instead)."""
     sources: dict[str, Source] = {}
     """Sources by id."""
     gpus: dict[str, Gpu] = {}
@@ -79,7 +105,8 @@ class Config(Strict):
 MAX_TOML_BYTES = 1024 * 1024
 
 
-def _read_toml(path: Path, root: Path) -> dict:
+def _read_toml(path: Path, root: Path | None) -> dict:
+    # root None: a file the user named outright (--trust), not one found in a registry.
     data = read_regular(path, MAX_TOML_BYTES, registry=root)
     try:
         return tomllib.loads(data.decode("utf-8"))
@@ -105,14 +132,15 @@ def _validate(model: type[Strict], data: dict, file: Path, prefix: tuple = ()) -
 
 def load_config(root: Path) -> Config:
     """Read ``root/sitegen.toml`` and ``root/sources/*.toml``; defaults where absent."""
-    site = Site()
+    site, trust = Site(), []
     config_file = root / CONFIG_NAME
     if config_file.exists() or config_file.is_symlink():
         data = _read_toml(config_file, root)
-        unknown = sorted(set(data) - {"site"})
+        unknown = sorted(set(data) - {"site", "trust"})
         if unknown:
-            raise InputError([Problem(str(config_file), json_path([unknown[0]]), "unknown table; expected [site]")])
+            raise InputError([Problem(str(config_file), json_path([unknown[0]]), "unknown table; expected [site] or [[trust]]")])
         site = _validate(Site, data.get("site", {}), config_file, ("site",))
+        trust = _trust(data, config_file)
     sources = {}
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
         if file.name.startswith("."):
@@ -125,4 +153,19 @@ def load_config(root: Path) -> Config:
             if not isinstance(table, dict):
                 raise InputError([Problem(str(gpus_file), json_path([product]), "must be a table named by the GPU product")])
             gpus[product] = _validate(Gpu, table, gpus_file, (product,))
-    return Config(site=site, sources=sources, gpus=gpus)
+    return Config(site=site, sources=sources, gpus=gpus, trust=trust)
+
+
+def _trust(data: dict, file: Path) -> list[TrustedSigner]:
+    tables = data.get("trust", [])
+    if not isinstance(tables, list):
+        raise InputError([Problem(str(file), "$.trust", "must be an array of tables: [[trust]]")])
+    return [_validate(TrustedSigner, table if isinstance(table, dict) else {}, file, ("trust", i))
+            for i, table in enumerate(tables)]
+
+
+def load_trust(file: Path) -> list[TrustedSigner]:
+    """The ``[[trust]]`` tables of ``file`` (a sitegen.toml, e.g. the base branch's): ``--trust FILE``."""
+    if not file.is_file():
+        raise InputError([Problem(str(file), "$", "no such trust file")])
+    return _trust(_read_toml(file, None), file)

@@ -28,7 +28,7 @@ from sitegen.loader import Record, load_bytes, manifest_names
 from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_FILE_BYTES
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ class Summary:
     """sha256 of the canonical JSON of the whole document, metadata included: equal iff the documents are."""
     references: dict[str, str]
     """Each digest reference of the spec, by its dotted field path."""
+    signature: str | None = None
+    """A run's metadata.signature, which verify checks (sitegen.signing)."""
+    observed: str | None = None
+    """A run's spec.observedAt: a signing key must be trusted at that time."""
 
     def reference(self, fields: tuple[str, ...]) -> str:
         return self.references[".".join(fields)]
@@ -58,6 +62,7 @@ def summarize(record: Record, reference_fields) -> dict:
         "pointer": record.pointer, "kind": record.kind, "name": record.name, "digest": record.digest,
         "content": hashlib.sha256(canonical(record.raw)).hexdigest(),
         "references": {".".join(f): record.reference(f) for f in reference_fields.get(record.kind, {})},
+        "signature": record.signature, "observed": record.observed,
     }
 
 
@@ -140,7 +145,7 @@ def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields,
     return entries, problems
 
 
-_FIELDS = {"pointer", "kind", "name", "digest", "content", "references"}
+_FIELDS = {"pointer", "kind", "name", "digest", "content", "references", "signature", "observed"}
 
 
 def _well_formed(entries) -> bool:
@@ -151,6 +156,7 @@ def _well_formed(entries) -> bool:
     for e in entries:
         if not (isinstance(e, dict) and e.keys() == _FIELDS and isinstance(e["references"], dict)
                 and isinstance(e["pointer"], str) and isinstance(e["kind"], str) and isinstance(e["name"], str)
-                and isinstance(e["digest"], str) and isinstance(e["content"], str)):
+                and isinstance(e["digest"], str) and isinstance(e["content"], str)
+                and isinstance(e["signature"], (str, type(None))) and isinstance(e["observed"], (str, type(None)))):
             return False
     return True

@@ -61,6 +61,16 @@ class Record:
     def same_document(self, other: Record) -> bool:
         return self.raw == other.raw
 
+    @property
+    def signature(self) -> str | None:
+        """A run's metadata.signature (sitegen.signing)."""
+        return getattr(self.model.metadata, "signature", None)
+
+    @property
+    def observed(self) -> str | None:
+        """A run's spec.observedAt."""
+        return getattr(self.model.spec, "observedAt", None)
+
 
 _MESSAGES = {
     "extra_forbidden": "unknown field",
@@ -102,6 +112,12 @@ def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Reco
         validated = model.model_validate(raw, strict=True)
     except ValidationError as exc:
         raise InputError(validation_problems(exc, file, prefix)) from None
+    if kind == "BenchmarkRun":
+        from sitegen.figures import disagreements
+
+        wrong = disagreements(validated.spec)
+        if wrong:
+            raise InputError([Problem(file, json_path([*prefix, *path]), reason) for path, reason in wrong])
     # A JSON round trip gives back the same dict: the strict parser admits only what
     # json.dumps writes back exactly (finite floats, integers within ±(2**53 - 1), no lone surrogates).
     source = zlib.compress(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode(), 1)

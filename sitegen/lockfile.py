@@ -65,3 +65,27 @@ def checked_lock_bytes(root: Path, documents: dict[str, str]) -> bytes:
     if len(data) > MAX_LOCK_BYTES:
         raise InputError([Problem(str(root / LOCK_NAME), "$", f"the lock of {len(documents)} documents would be {len(data)} bytes, over the {MAX_LOCK_BYTES}-byte limit; split the registry")])
     return data
+
+
+# Above this many documents of one kind of change, `lock` prints their count instead of a line each.
+LISTED_CHANGES = 20
+
+
+def lock_changes(previous: dict[str, str], current: dict[str, str]) -> dict[str, list[str]]:
+    """``kind/name`` of the documents added, changed (another digest) and removed since ``previous``, sorted."""
+    return {
+        "added": sorted(set(current) - set(previous)),
+        "changed": sorted(k for k in set(current) & set(previous) if current[k] != previous[k]),
+        "removed": sorted(set(previous) - set(current)),
+    }
+
+
+def change_lines(changes: dict[str, list[str]]) -> list[str]:
+    """One line per document, or one count line for a kind of change with more than LISTED_CHANGES."""
+    lines = []
+    for what, keys in changes.items():
+        if len(keys) > LISTED_CHANGES:
+            lines.append(f"{what}: {len(keys)} documents")
+        else:
+            lines += [f"{what}: {key}" for key in keys]
+    return lines

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import StringConstraints, model_validator
 
 from sitegen.model.common import (
     API_VERSION, Day, Digest, HttpUrl, Metadata, Name, NonNegative, NonNegativeInt, Number,
@@ -263,6 +263,19 @@ class BenchmarkRunBody(Strict):
         return self
 
 
+# An SSHSIG blob of an Ed25519 key is 239 bytes: 320 base64 characters.
+SshSignature = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]{1,2000}={0,2}$")]
+
+
+class RunMetadata(Metadata):
+    """A run's descriptive data, and the signature of whoever ran it."""
+
+    signature: SshSignature | None = None
+    """SSH signature (SSHSIG, base64, namespace ``sitegen-run``) by the rerunning machine's Ed25519 key over the
+    digests of this run and of every document it references (sitegen.signing): kept outside the digested spec,
+    so signing never changes the digest it covers."""
+
+
 class BenchmarkRun(Strict):
     """One measurement of one implementation on one workload."""
 
@@ -270,7 +283,7 @@ class BenchmarkRun(Strict):
     """Format version of the document."""
     kind: Literal["BenchmarkRun"]
     """Document kind."""
-    metadata: Metadata
+    metadata: RunMetadata
     """Descriptive data (not identity)."""
     spec: BenchmarkRunBody
     """The run's identity."""

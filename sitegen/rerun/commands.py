@@ -90,6 +90,9 @@ def cohort_table(rows: list[dict]) -> list[str]:
               metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
 @click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
               help="With --ray: distinct GPUs of each product that measure every case.")
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False),
+              help="Sign every run written with this OpenSSH Ed25519 private key (sitegen keygen, ssh-keygen -t ed25519); "
+                   "a registry shows a rerun as Verified only when a key its sitegen.toml trusts signed it.")
 def rerun(**options):
     """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
 
@@ -110,8 +113,13 @@ def rerun(**options):
 
 
 def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
-           as_json, ray_address, products, replicas):
+           as_json, ray_address, products, replicas, key):
     from sitegen.rerun import selection
+
+    if key is not None:
+        from sitegen.signing import load_private_key
+
+        load_private_key(key)  # refused now, before any measurement, rather than after it
 
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
@@ -160,14 +168,14 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
         _fleet(ray_address, Options(loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
-                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict),
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key),
                products, replicas, as_json)
     if not interpret:
         _require_cuda()
     with Progress(enabled=wanted(quiet)) as progress:
         summary = run(Options(loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
                               records=records, interpret=interpret, processes=processes, like=like_plan,
-                              verdict=verdict, progress=progress, quiet=quiet))
+                              verdict=verdict, progress=progress, quiet=quiet, key=key))
     summary["leftOut"] = left_out
     for line in cohort_table(summary["runs"]):
         click.echo(line, err=True)

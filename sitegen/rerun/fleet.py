@@ -187,12 +187,13 @@ class Fleet:
                     pass
 
 
-def _write(tasks: list[Task], out: Path) -> int:
+def _write(tasks: list[Task], out: Path, key: Path | None = None) -> int:
     shared, runs = [], []
     for t in tasks:
         for doc in (t.outcome or {}).get("documents", []):
             (runs if doc["kind"] == "BenchmarkRun" else shared).append(doc)
-    return len(records.write_all(out, records.plan_writes(out, shared, runs)))
+    # Signed here, on the driver: the key never travels to the cluster's nodes.
+    return len(records.write_all(out, records.plan_writes(out, shared, runs, key=key)))
 
 
 def run_fleet(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int) -> dict[str, Any]:
@@ -259,7 +260,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
             fleet.cancel()
             raise
         table = fleetreport.rows(tasks, opts.passes, opts.impls)
-        written = _write(tasks, opts.out)
+        written = _write(tasks, opts.out, opts.key)
     finally:
         ray.shutdown()
         signal.signal(signal.SIGTERM, previous)

@@ -42,7 +42,8 @@ def measure_group(opts: sweep.Options, site_toml: bytes | None, host: str | None
         if site_toml is not None:
             (records_dir / "sitegen.toml").write_bytes(site_toml)
         try:
-            summary = sweep.run(replace(opts, records=records_dir, out=out, host=host))
+            # key=None: the driver signs what it writes; no key is read on a node.
+            summary = sweep.run(replace(opts, records=records_dir, out=out, host=host, key=None))
         except InputError as exc:
             return {"refused": [p.line() for p in exc.problems]}
         documents = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.rglob("*.json"))]

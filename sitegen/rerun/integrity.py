@@ -7,6 +7,8 @@ Verified level on checks that actually ran.
 
 from __future__ import annotations
 
+import re
+
 from sitegen.rerun import gpustate
 
 REPEATED_MAX_SPEEDUP = 1.10
@@ -65,19 +67,29 @@ def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> in
     return from_pass[timed_pass] * tokens * vocab * elem_bytes
 
 
+def floor_ns(nbytes: int, copy_bytes_per_s: float) -> float:
+    """The time ``nbytes`` take at the measured copy bandwidth."""
+    return nbytes / copy_bytes_per_s * 1e9
+
+
+# The roofline detail's leading figures, as roofline() writes them: median, floor, bytes, copy GB/s.
+# sitegen.figures reads them back to check them against the record's samples and details.
+ROOFLINE_FIGURES = re.compile(r"^median (\d+) ns vs floor (\d+) ns \((\d+) B at measured copy ([0-9.]+) GB/s")
+
+
 def roofline(median_ns: int, nbytes: int, copy_bytes_per_s: float | None, *, timed_pass: str = "full",
              full_ns: int | None = None, full_bytes: int | None = None) -> dict:
     """The pass's own floor, and (where forward and backward of one call were both timed)
     the full pass's; a backward under its own floor is judged on the full pass alone."""
     if not copy_bytes_per_s:
         return {"name": "roofline", "passed": False, "detail": "not checked: copy bandwidth was not measured"}
-    floor_ns = nbytes / copy_bytes_per_s * 1e9
-    own = median_ns * ROOFLINE_SLACK >= floor_ns
-    detail = (f"median {median_ns} ns vs floor {floor_ns:.0f} ns ({nbytes} B at measured copy "
+    floor = floor_ns(nbytes, copy_bytes_per_s)
+    own = median_ns * ROOFLINE_SLACK >= floor
+    detail = (f"median {median_ns} ns vs floor {floor:.0f} ns ({nbytes} B at measured copy "
               f"{copy_bytes_per_s / 1e9:.1f} GB/s; refused below floor/{ROOFLINE_SLACK})")
     whole = True
     if full_ns is not None and full_bytes:
-        full_floor = full_bytes / copy_bytes_per_s * 1e9
+        full_floor = floor_ns(full_bytes, copy_bytes_per_s)
         whole = full_ns * ROOFLINE_SLACK >= full_floor
         detail += f"; forward+backward median {full_ns} ns vs full-pass floor {full_floor:.0f} ns"
         if timed_pass == "backward" and not own:

@@ -112,9 +112,26 @@ def run_doc(case: Case, result: dict[str, Any], *, digests: dict[str, str], prod
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
 
 
-def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[tuple[Path, bytes]]:
-    """(path, bytes) to create; InputError (nothing written) on any conflict with what is there."""
+def sign_runs(runs: list[dict[str, Any]], shared: list[dict[str, Any]], found, key_file: Path) -> None:
+    """Put each run's signature (sitegen.signing) in its metadata: by the key in ``key_file``, over the digests
+    of the run and of the documents it references, found among ``shared`` or already in the registry."""
+    from sitegen import signing
+
+    key = signing.load_private_key(key_file)
+    by_digest = {**found.by_digest, **{document_digest(doc): doc for doc in shared}}
+    for doc in runs:
+        spec = doc["spec"]
+        refs = {name: spec[field] for name, field in signing.REFERENCED.items()}
+        refs["operation"] = by_digest[spec["workloadDigest"]]["spec"]["operationSpecDigest"]
+        doc["metadata"]["signature"] = signing.sign(key, signing.payload(document_digest(doc), refs))
+
+
+def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, Any]], key: Path | None = None) -> list[tuple[Path, bytes]]:
+    """(path, bytes) to create, each run signed with ``key`` when given; InputError (nothing written) on any
+    conflict with what is there."""
     found = scan(out)
+    if key is not None:
+        sign_runs(runs, shared, found, key)
     problems: list[Problem] = []
     writes: dict[Path, bytes] = {}
     for doc in shared:

@@ -16,15 +16,29 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+def statistic(sorted_values: list[float], name: str) -> float | None:
+    """One statistic of the model's Statistic names over sorted samples, unrounded; None for an unknown name.
+
+    The harness writes its summaries with it and sitegen.figures recomputes a record's stated
+    figures with it, so the two can never define a statistic differently.
+    """
+    if name == "mean":
+        return statistics.fmean(sorted_values)
+    if name == "stdev":
+        return statistics.stdev(sorted_values) if len(sorted_values) > 1 else 0.0
+    at = {"median": 0.5, "min": 0.0, "max": 1.0}.get(name)
+    if at is None and name.startswith("p") and name[1:].isdigit():
+        at = int(name[1:]) / 100
+    return None if at is None else quantile(sorted_values, at)
+
+
+SUMMARY = ("median", "p20", "p80", "min", "max", "mean", "stdev")
+
+
 def summary(samples_ns: list[int]) -> dict[str, int]:
     """latencyNs of the model: median primary, p20/p80 spread, min/max/mean/stdev."""
     s = sorted(samples_ns)
-    out = {
-        "median": quantile(s, 0.5), "p20": quantile(s, 0.2), "p80": quantile(s, 0.8),
-        "min": s[0], "max": s[-1], "mean": statistics.fmean(s),
-        "stdev": statistics.stdev(s) if len(s) > 1 else 0.0,
-    }
-    return {k: int(round(v)) for k, v in out.items()}
+    return {k: int(round(statistic(s, k))) for k in SUMMARY}
 
 
 # z for a two-sided 95% interval.

@@ -46,6 +46,8 @@ class Options:
     # Names the instance where the host name alone does not (a Ray node among several on one
     # host, measuring with no GPU UUID to tell them apart).
     host: str | None = None
+    key: Path | None = None
+    """OpenSSH Ed25519 private key that signs the runs written (sitegen.signing); read only when writing."""
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
@@ -195,7 +197,7 @@ def run(opts: Options) -> dict[str, Any]:
                                   + "); nothing written")])
     out = opts.out or Path(tempfile.mkdtemp(prefix="sitegen-dry-run-"))
     unique = {document_digest(d): d for d in shared}
-    writes = records.plan_writes(out, list(unique.values()), runs)
+    writes = records.plan_writes(out, list(unique.values()), runs, key=opts.key)
     fresh = not out.exists() or not any(out.iterdir())
     written = records.write_all(out, writes, create_lock=opts.interpret and fresh)
     summary: dict[str, Any] = {

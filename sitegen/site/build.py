@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sitegen.config import Config, Site, load_config
+from sitegen.config import Config, Site, load_config, load_trust
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
@@ -123,7 +123,7 @@ def _rows_released():
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
-               jobs: int | None = None, full: bool = False) -> BuildResult:
+               jobs: int | None = None, full: bool = False, trust: Path | None = None) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
@@ -148,7 +148,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
     recover(records)
-    inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked)
+    # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
+    trusted = load_trust(trust) if trust is not None else None
+    trust_bytes = repr([t.model_dump() for t in trusted]) if trusted is not None else None
+    inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked,
+                          trust=trust_bytes)
     previous = previous_build(out, inputs.digest, listed)
     if previous is not None:
         clean_leftovers(out)
@@ -158,6 +162,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         jobs = default_jobs() if jobs is None else jobs
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs)
         config = load_config(records)
+        if trusted is not None:
+            config = config.model_copy(update={"trust": trusted})
         if base_url:
             config = with_base_url(config, base_url)
         progress.stage("indexing")

@@ -48,8 +48,11 @@ BUILD_PROGRESS_AFTER_S = 2.0
                    "ignoring this machine's build caches (use it where the cache folder is not yours alone, as in CI).")
 @UNLOCKED
 @OUTSIDE_LINKS
+@click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
+              help="Read the trusted rerun keys ([[trust]]) from this file instead of the registry's sitegen.toml "
+                   "(in CI: the base branch's, which a pull request cannot edit).")
 def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
-          jobs: int | None, full: bool, unlocked: bool) -> None:
+          jobs: int | None, full: bool, unlocked: bool, trust: Path | None) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -70,7 +73,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
         result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
-                            search=search, unlocked=unlocked, jobs=jobs, full=full)
+                            search=search, unlocked=unlocked, jobs=jobs, full=full, trust=trust)
     elapsed = time.perf_counter() - started
     hold_until_exit(result.heap)
     if not result.fresh:

@@ -12,6 +12,7 @@ from collections import defaultdict
 from functools import cache
 
 from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, protocol_document
+from sitegen.signing import check_run
 from sitegen.site.runfacts import RunFacts
 from sitegen.verdict import Verdict, judge
 
@@ -89,11 +90,13 @@ def controlled(facts: RunFacts) -> bool:
     return facts.harness == HARNESS or (evidence.command or "").startswith("sitegen rerun")
 
 
-def verified(facts: RunFacts) -> tuple[bool, str | None]:
-    """(Verified?, why not, when only a missing check stands in the way).
+def verified(facts: RunFacts, trust: list | None = None) -> tuple[bool, str | None]:
+    """(Verified?, why not, when only a missing check or its signature stands in the way).
 
     A controlled rerun that passed correctness and every integrity check its protocol
-    requires, with raw samples and the GPU's UUID.
+    requires, with raw samples and the GPU's UUID, signed by a key of ``trust``
+    (sitegen.signing.TrustedKey) that was valid when it ran. Its stated figures follow from
+    its samples already: validation refuses any other (sitegen.figures).
     """
     spec = facts.run.spec
     evidence = spec.evidence
@@ -116,6 +119,10 @@ def verified(facts: RunFacts) -> tuple[bool, str | None]:
         plural = len(missing) > 1
         why = "not recorded" if family == FAMILY else f"not run under the {family} protocol"
         return False, f"not Verified: the {', '.join(missing)} check{'s' if plural else ''} {'were' if plural else 'was'} {why}"
+    referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
+    facts.signature = check_run(facts.record, referenced, trust or [])
+    if not facts.signature.valid:
+        return False, f"not Verified: {facts.signature.reason()}; Verified needs a valid signature by a key this registry trusts"
     return True, None
 
 
@@ -125,11 +132,11 @@ def _agree(a: float, b: float, tolerance: float) -> bool:
     return low > 0 and abs(a - b) / low <= tolerance
 
 
-def assign_levels(runs: list[RunFacts]) -> None:
-    """Set ``level`` (and ``level_reason``) on every run."""
+def assign_levels(runs: list[RunFacts], trust: list | None = None) -> None:
+    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.signing)."""
     verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
     for facts in runs:
-        ok, reason = verified(facts)
+        ok, reason = verified(facts, trust)
         facts.level_reason = reason
         if ok:
             facts.level = "Verified"

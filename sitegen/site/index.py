@@ -15,6 +15,7 @@ from sitegen.digest import comparison_key
 from sitegen.loader import Record
 from sitegen.model import BenchmarkRun
 from sitegen.registry import Registry
+from sitegen.signing import trusted_keys
 from sitegen.site.evidence import assign_levels
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import RunFacts
@@ -189,7 +190,7 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
         by_implementation[facts.implementation.name].append(facts)
         by_gpu[facts.gpu_slug].append(facts)
     # Levels first: a cohort's representative run is chosen by level.
-    assign_levels(runs)
+    assign_levels(runs, trusted_keys(config.trust))
     for members in cohorts.values():
         members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
         rank(members)

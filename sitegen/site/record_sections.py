@@ -47,6 +47,10 @@ def identity(facts: RunFacts, index: Index) -> list[Row]:
         rows.append(Row("source", source.name if source else native.source, source.url if source else None))
         rows.append(Row("external id", native.externalId, code=True))
     rows.append(Row("run digest", facts.digest, code=True))
+    outcome = facts.signature
+    if outcome is not None:
+        # Asked of a controlled rerun that passed every other gate (sitegen.site.evidence.verified).
+        rows.append(Row("signature", f"valid, by {outcome.signer}" if outcome.valid else outcome.reason().removeprefix("the rerun is ")))
     return rows
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from sitegen.loader import Record
 from sitegen.model import BenchmarkRun
+from sitegen.signing import Outcome
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class RunFacts:
     """Failed integrity checks, ``name: detail``: these take a run out of every ranking."""
     level: str = "Reported"
     level_reason: str | None = None
+    signature: Outcome | None = None
+    """A controlled rerun's sitegen.signing.Outcome against the trust list; None for any other run."""
     """Why the run stops below Verified although it is a controlled rerun (a check that did not run)."""
     interval: Interval | None = None
     noisy: str | None = None

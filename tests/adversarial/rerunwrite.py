@@ -16,6 +16,8 @@ from sitegen.problems import InputError
 from sitegen.rerun import records
 
 SEED = "runs/sitegen-h200-tokens2048-2026-08-20.json"
+# The fixtures' key, which the fixture registry trusts: the write path signs as `rerun --key` does.
+KEY = Path(__file__).resolve().parents[1] / "fixtures" / "keys" / "fixture_ed25519"
 
 
 def main(out: Path) -> int:
@@ -27,7 +29,7 @@ def main(out: Path) -> int:
         doc["spec"]["observedAt"] = f"2026-09-0{i + 1}T00:00:00Z"
         runs.append(doc)
     try:
-        records.write_all(out, records.plan_writes(out, [], runs))
+        records.write_all(out, records.plan_writes(out, [], runs, key=KEY))
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +108,11 @@ def test_lock_json_and_refusal(tmp_path):
     (root / "digests.lock").unlink()
     result = cli("lock", "--json", root)
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == {"ok": True, "problems": [], "documents": 7, "lock": str(root / "digests.lock")}
+    # With no previous lock, every document is added (and each named on stderr).
+    names = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in map(json.loads, map(Path.read_text, root.glob("*.json"))))
+    assert json.loads(result.stdout) == {"ok": True, "problems": [], "documents": 7, "lock": str(root / "digests.lock"),
+                                         "added": names, "changed": [], "removed": []}
+    assert [line for line in result.stderr.splitlines() if line.startswith("added: ")] == [f"added: {n}" for n in names]
     # A registry with a broken reference is not locked, and the old lock is left alone.
     before = (root / "digests.lock").read_bytes()
     shutil.copy(BAD / "reference-attestation-run.json", root)
@@ -154,5 +159,7 @@ def test_lock_onto_an_unwritable_lock_path_is_an_input_error(tmp_path):
     (root / "digests.lock").mkdir()
     result = cli("lock", root)
     assert_clean_failure(result)
-    assert problem_lines(result) == [f"{root / 'digests.lock'}: $: cannot write: Is a directory"]
+    # Besides the documents it would have added (`lock` names them before writing), one line.
+    problems = [line for line in problem_lines(result) if not line.startswith("added: ")]
+    assert problems == [f"{root / 'digests.lock'}: $: cannot write: Is a directory"]
     assert sorted(p.name for p in root.iterdir() if p.name.startswith(".")) == []  # no temp file left

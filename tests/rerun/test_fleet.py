@@ -248,3 +248,21 @@ def test_an_address_nothing_listens_on_is_one_clear_line(tmp_path):
     assert result.exit_code == 1
     assert result.output.startswith("--ray 127.0.0.1:1: $: cannot reach a Ray cluster there (")
     assert not (tmp_path / "out").exists()
+
+
+def test_key_signs_on_the_driver_what_the_fleet_measured(cluster, tmp_path):
+    c, _ = cluster
+    out, key = tmp_path / "out", tmp_path / "driver-key"
+    made = subprocess.run([sys.executable, "-m", "sitegen", "keygen", str(key)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    proc = driver([*CASES, "--impl", "torch", "--ray", c.address, "--gpus", "TESTB", "--key", str(key)], out)
+    _, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    runs = [d for d in documents(out) if d["kind"] == "BenchmarkRun"]
+    assert runs and all(run["metadata"].get("signature") for run in runs)
+    trust = tmp_path / "trust.toml"
+    trust.write_text(f'[[trust]]\nname = "driver"\nkey = "{made.stdout.strip()}"\n')
+    # A dry run's lock: --ray writes none, so verify it unlocked.
+    checked = subprocess.run([sys.executable, "-m", "sitegen", "verify", "--unlocked", "--trust", str(trust), str(out)],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr

@@ -41,12 +41,20 @@ def relock(root: Path) -> None:
     write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
 
 
-def edit_run(root: Path, name: str, change) -> None:
-    """Apply ``change`` to a run's spec in place, then relock."""
+FIXTURE_KEY = Path(__file__).resolve().parents[1] / "fixtures" / "keys" / "fixture_ed25519"
+
+
+def edit_run(root: Path, name: str, change, *, resign: bool = True) -> None:
+    """Apply ``change`` to a run's spec in place, then relock; a signed run is signed again with the
+    fixtures' key, as its key holder would after a reviewed edit (``resign=False``: left as it was)."""
     import json
+
+    from sitegen.registrysigning import sign_registry
 
     path = root / "runs" / f"{name}.json"
     doc = json.loads(path.read_text())
     change(doc["spec"])
     path.write_text(json.dumps(doc, indent=2))
     relock(root)
+    if resign and doc["metadata"].get("signature"):
+        sign_registry(root, FIXTURE_KEY, (name,))

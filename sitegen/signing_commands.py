@@ -1,0 +1,50 @@
+"""``sitegen keygen`` and ``sitegen sign``: a key for a machine that reruns, and signatures on existing runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--comment", default="sitegen rerun key", show_default=True, help="Comment after the public key.")
+@json_option
+def keygen(path: Path, comment: str, as_json: bool) -> None:
+    """Make an Ed25519 key: PATH (private, mode 0600, OpenSSH format) and PATH.pub.
+
+    Keep PATH on the machine that reruns, outside any registry; put the line of PATH.pub
+    in a registry's sitegen.toml as a [[trust]] key. An existing `ssh-keygen -t ed25519`
+    key works the same way.
+    """
+    from sitegen.signing import keygen as make
+
+    line = make(path, comment)
+    report([], as_json=as_json, extra={"private": str(path), "public": f"{path}.pub", "key": line})
+    click.echo(line)
+    click.echo(f"wrote {path} (keep it private) and {path}.pub", err=True)
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
+@click.argument("runs", nargs=-1)
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="OpenSSH Ed25519 private key (sitegen keygen, ssh-keygen -t ed25519).")
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry holding the runs.")
+@json_option
+def sign(runs: tuple[str, ...], key: Path, records: Path, as_json: bool) -> None:
+    """Sign runs of a registry (default: every controlled rerun that is not a dry run).
+
+    RUNS are run names. The signature goes in each run's metadata.signature and covers the
+    digests of the run and of every document it references; the run's digest, lock entry
+    and name stay as they were. Only the holder of a key the registry trusts should sign:
+    a signature says "this machine ran it".
+    """
+    from sitegen.registrysigning import sign_registry
+
+    chosen, changed = sign_registry(records, key, runs)
+    report([], as_json=as_json, extra={"signed": sorted(r.name for r in chosen), "files": changed})
+    click.echo(f"signed {len(chosen)} run(s); {changed} file(s) changed", err=True)
