@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, json_option
+from sitegen.cli import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option
 
 
 def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -33,6 +33,7 @@ def import_group() -> None:
 @click.option("--published", callback=_day, metavar="YYYY-MM-DD",
               help="Publication date for sources/liger-kernel-bench.toml (default: the existing file's, "
                    "else the date of the CSV's newest timestamp).")
+@OUTSIDE_LINKS
 @json_option
 def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> None:
     """Import Liger-Kernel's all_benchmark_data.csv: one BenchmarkRun per row.
@@ -64,6 +65,7 @@ def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> No
 @click.argument("path", metavar="PATH", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
               help="Registry folder to write into.")
+@OUTSIDE_LINKS
 @json_option
 def kernelbench(path: Path, out: Path, as_json: bool) -> None:
     """Import KernelBench's baseline timings from PATH: one BenchmarkRun per timing.

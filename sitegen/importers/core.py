@@ -159,7 +159,7 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
             problems += exc.problems
         if target is not None:
             if newest_wins and published is None and fallback_day is not None:
-                existing = existing_published(out / f"sources/{source_id}.toml")
+                existing = existing_published(out / f"sources/{source_id}.toml", out)
                 published = max(fallback_day, existing) if existing else fallback_day
             source_path, source_bytes = source_file(out, source_id, fields, published, fallback_day)
             result = write_files(txn, {**plan.files, source_path: source_bytes})

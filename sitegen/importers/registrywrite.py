@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.config import SOURCES_DIR, Source
+from sitegen.config import MAX_TOML_BYTES, SOURCES_DIR, Source
+from sitegen.inputfile import read_regular
 from sitegen.loader import LOCK_NAME
 from sitegen.problems import InputError, Problem
 from sitegen.transaction import Transaction
@@ -37,12 +38,16 @@ def write_files(txn: Transaction, files: dict[str, bytes]) -> WriteResult:
     return result
 
 
-def existing_published(path: Path) -> str | None:
-    """The ``published`` date of an existing source file, if it has a readable one."""
-    if not path.is_file():
+def existing_published(path: Path, root: Path) -> str | None:
+    """The ``published`` date of an existing source file, if it has a readable one.
+
+    Read through the registry's one reader, as every other input: a link out of ``root`` or a
+    special file there is one problem line, never read (unless --allow-outside-links)."""
+    if not (path.exists() or path.is_symlink()):
         return None
+    data = read_regular(path, MAX_TOML_BYTES, registry=root)
     try:
-        value = tomllib.loads(path.read_text(encoding="utf-8")).get("published")
+        value = tomllib.loads(data.decode("utf-8")).get("published")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     return value if isinstance(value, str) else None
@@ -61,7 +66,7 @@ def source_file(root: Path, source_id: str, fields: dict, published: str | None,
     ``fallback_day`` (the newest observation in the data): never the clock.
     """
     relative = f"{SOURCES_DIR}/{source_id}.toml"
-    day = published or existing_published(root / relative) or fallback_day
+    day = published or existing_published(root / relative, root) or fallback_day
     if day is None:
         raise InputError([Problem(relative, "$.published", "no date: pass --published YYYY-MM-DD")])
     return relative, source_toml(Source.model_validate({**fields, "published": day}))

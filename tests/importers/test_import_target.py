@@ -146,3 +146,23 @@ def test_a_folder_without_a_lock_gets_a_lock_of_only_what_the_import_wrote(tmp_p
     assert (out / LOCK_NAME).read_bytes() == (first / LOCK_NAME).read_bytes()
     verify = _invoke("verify", str(out))
     assert verify.exit_code == 1 and "OperationSpec/jsd-variant is not in digests.lock" in verify.stderr
+
+
+def test_a_source_file_linked_out_of_the_registry_is_one_line_and_nothing_is_written(imported, tmp_path):
+    # Every input goes through the registry's one reader: the importer's read of the existing
+    # source file (for its published date) too. A link out is refused unless asked for.
+    csv_file, out = imported
+    source = out / "sources" / "liger-kernel-bench.toml"
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_bytes(source.read_bytes())
+    source.unlink()
+    source.symlink_to(outside)
+    before = _snapshot(out)
+    result = _invoke("import", "liger", str(csv_file), "--out", str(out))
+    assert result.exit_code == 1, result.output
+    problems = [line for line in result.output.splitlines() if ": $: " in line]
+    assert len(problems) == 1, result.output
+    assert "sources/liger-kernel-bench.toml: $: is a link" in problems[0] and "outside the registry" in problems[0]
+    assert _snapshot(out) == before
+    allowed = _invoke("import", "liger", str(csv_file), "--out", str(out), "--allow-outside-links")
+    assert allowed.exit_code == 0, allowed.output
