@@ -10,6 +10,7 @@ import pytest
 from sitegen.site.build import build_site
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
+BUNDLED = Path(__file__).resolve().parents[2] / "records"
 SEED_RUN = "liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29"
 TORCH_RUN = "liger-jsd-forward-torch-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-31"
 FAILED_RUN = "liger-jsd-forward-liger-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-33"
@@ -58,3 +59,18 @@ def edit_run(root: Path, name: str, change, *, resign: bool = True) -> None:
     relock(root)
     if resign and doc["metadata"].get("signature"):
         sign_registry(root, FIXTURE_KEY, (name,))
+
+
+@pytest.fixture(scope="session")
+def bundled_without_kernelbench(tmp_path_factory) -> Path:
+    """The bundled registry less its KernelBench documents (8,486 runs), locked again; read-only.
+
+    Tests of build mechanics (workers, reused pages, row tokens) need many operations and
+    thousands of runs, which Liger's data gives: with KernelBench's too, each of their many
+    builds took about a minute on two cores. The KernelBench pages are tested in
+    test_site_bundled_ranks.py, on the whole bundled registry.
+    """
+    root = tmp_path_factory.mktemp("bundled") / "records"
+    shutil.copytree(BUNDLED, root, ignore=lambda _folder, names: [n for n in names if n.startswith((".", "kernelbench"))])
+    relock(root)
+    return root

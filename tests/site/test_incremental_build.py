@@ -15,7 +15,6 @@ from sitegen.cli import main
 from sitegen.site.marker import MARKER
 from sitegen.transaction import COMMITTED, JOURNAL, STAGED
 
-RECORDS = Path(__file__).resolve().parents[2] / "records"
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -33,11 +32,11 @@ def _build(records: Path, out: Path, *extra: str):
     return result
 
 
-def test_workers_build_the_same_bytes_as_one_process(tmp_path):
+def test_workers_build_the_same_bytes_as_one_process(tmp_path, bundled_without_kernelbench):
     # The bundled registry: thousands of runs, so every worker renders many slices.
     one, many = tmp_path / "one", tmp_path / "many"
-    _build(RECORDS, one, "--jobs", "1")
-    _build(RECORDS, many, "--jobs", "3")
+    _build(bundled_without_kernelbench, one, "--jobs", "1")
+    _build(bundled_without_kernelbench, many, "--jobs", "3")
     assert _files(one) == _files(many)
     # Workers write each sampled run's raw samples as the one process does.
     assert any(name.endswith("/samples.json") for name in _files(many))
@@ -167,13 +166,13 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["records", "site"]
 
 
-def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch):
+def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
     # The bundled registry: many operations, so the pages of every other operation's runs
     # are taken from the previous site (sitegen.site.reuse) and must still be current.
     from sitegen.site import build
 
     records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
-    shutil.copytree(RECORDS, records, ignore=shutil.ignore_patterns(".*"))
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
     _build(records, out, "--no-search")
     run = sorted((records / "runs").rglob("*.json"))[0]
     document = json.loads(run.read_text())

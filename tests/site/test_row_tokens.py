@@ -14,15 +14,15 @@ from click.testing import CliRunner
 from sitegen.cli import main
 from sitegen.site import rowtokens
 
-from test_incremental_build import RECORDS, _files
+from test_incremental_build import _files
 
 
 @pytest.fixture
-def records(tmp_path, monkeypatch) -> Path:
+def records(tmp_path, monkeypatch, bundled_without_kernelbench) -> Path:
     """The bundled registry (many operations, so many groups), with a cache folder of its own."""
     monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "records"
-    shutil.copytree(RECORDS, root, ignore=shutil.ignore_patterns(".*"))
+    shutil.copytree(bundled_without_kernelbench, root, ignore=shutil.ignore_patterns(".*"))
     return root
 
 
