@@ -29,7 +29,8 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
-from sitegen.site.listings import gpu_pages, run_row, home_page, implementation_index, implementation_pages, implementations_by_operation, unmade
+from sitegen.site.home import home_page
+from sitegen.site.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
 from sitegen.site.operation_page import operation_pages_with_runs
 from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
 from sitegen.site.record_page import record_page, samples_document, samples_path
@@ -251,7 +252,7 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
         for record in own.get(operation.name, []):
             _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
         writer.group_files[operation.name] = writer.files[before:]
-    _write_list_pages(renderer, writer, memo, tokens, [implementation_index(index)])
+    _write_list_pages(renderer, writer, memo, tokens, implementation_index(index))
     for record in others:
         _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
     _write_list_pages(renderer, writer, memo, tokens, gpu_pages(index, unmade))

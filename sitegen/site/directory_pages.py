@@ -41,7 +41,7 @@ class OperationsIndex(ListPage):
     groups: list[SourceGroup] = field(default_factory=list)
 
 
-def _source_of(facts, index: Index) -> str:
+def source_of(facts, index: Index) -> str:
     native = facts.run.spec.sourceNative
     if native is None:
         return OWN
@@ -64,7 +64,7 @@ def operations_index(index: Index) -> OperationsIndex:
     for op in index.operations:
         counts: dict[str, int] = {}
         for facts in index.runs_of_operation.get(op.name, []):
-            source = _source_of(facts, index)
+            source = source_of(facts, index)
             counts[source] = counts.get(source, 0) + 1
         runs[op.name] = counts or {NO_RUNS: 0}
     sources = sorted({s for counts in runs.values() for s in counts},

@@ -10,14 +10,13 @@ from functools import lru_cache
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.cohort_table import rank_text, value_text
-from sitegen.site.evidence import LEVELS
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link, Row
-from sitegen.site.ranking import headline_pass
 
-NEWEST = 12
 PAGE_ROWS = 250
 """Runs per implementation or GPU page: about 160 KB of HTML, well under the 300 KB limit."""
+PAGE_ITEMS = 400
+"""Rows per page of a count list (implementations): about 140 KB of HTML."""
 
 
 @dataclass(frozen=True)
@@ -87,30 +86,6 @@ def paginated(path: str, title: str, heading: str, facts: list[Row], rows: list[
     return pages
 
 
-@dataclass(frozen=True)
-class LeaderRow:
-    operation: Link
-    gpu: str
-    timed_pass: str
-    leader: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class HomePage:
-    path: str
-    title: str
-    run_count: int
-    document_count: int
-    operations: list[CountRow]
-    sources: list[CountRow]
-    gpus: list[CountRow]
-    implementations: list[CountRow]
-    levels: list[CountRow]
-    leaders: list[LeaderRow]
-    newest: list[RunRow]
-
-
 def implementation_title(record, index: Index) -> str:
     """``Liger · Jensen-Shannon divergence loss · 0.8.0``: implementations are per operation."""
     spec = record.model.spec
@@ -169,8 +144,25 @@ def gpu_items(index: Index) -> list[CountRow]:
     return items
 
 
-def implementation_index(index: Index) -> ListPage:
-    return ListPage("implementations/index.html", "Implementations", "Implementations", [], implementation_items(index), [])
+def implementation_index(index: Index) -> list[ListPage]:
+    """Every implementation, small projects first: KernelBench's thousand compile modes do not bury one kernel."""
+    items = implementation_items(index)
+    size = Counter(item.detail for item in items)
+    items.sort(key=lambda item: (size[item.detail], item.detail.lower(), item.item.text.lower(), item.item.href))
+    return paginated_items("implementations/index.html", "Implementations", items)
+
+
+def paginated_items(path: str, heading: str, items: list[CountRow]) -> list[ListPage]:
+    """A count list at ``path``, split into pages of PAGE_ITEMS rows when it is longer."""
+    count = max(1, -(-len(items) // PAGE_ITEMS))
+    links = [Link(str(n), page_path(path, n)) for n in range(1, count + 1)]
+    pages = []
+    for n in range(1, count + 1):
+        chunk = items[(n - 1) * PAGE_ITEMS:n * PAGE_ITEMS]
+        first = (n - 1) * PAGE_ITEMS + 1
+        pager = Pager(n, first, first + len(chunk) - 1, len(items), links) if count > 1 else None
+        pages.append(ListPage(page_path(path, n), heading if n == 1 else f"{heading} · page {n}", heading, [], chunk, [], pager))
+    return pages
 
 
 def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:
@@ -219,65 +211,3 @@ def gpu_pages(index: Index, row=run_row) -> Iterator[ListPage]:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
         path = L.gpu_path(slug_)
         yield from paginated(path, env.product, env.product, facts, by_newest(runs, row=row))
-
-
-def leader_rows(index: Index) -> list[LeaderRow]:
-    """Per operation and GPU, who leads the headline pass's latency cohorts (full when there is one)."""
-    rows = []
-    for operation in index.operations:
-        runs = index.runs_of_operation.get(operation.name, [])
-        headline = headline_pass(runs)
-        tally: dict[str, dict[str, list[int]]] = {}
-        gpus: dict[str, str] = {}
-        for key in sorted({f.cohort for f in runs if f.cohort}):
-            members = index.cohorts[key]
-            first = members[0]
-            if first.timed_pass != headline or first.metric != "latency":
-                continue
-            gpus[first.gpu_slug] = first.gpu
-            counts = tally.setdefault(first.gpu_slug, {})
-            for f in members:
-                if f.rank == 1:
-                    counts.setdefault(L.implementation_label(f.implementation), [0, 0])[0 if f.rank_label == "1" else 1] += 1
-            counts.setdefault("", [0, 0])[0] += 1
-        for gpu_slug in sorted(tally):
-            counts = tally[gpu_slug]
-            total = counts.pop("")[0]
-            if not counts:
-                continue
-            name, (alone, shared) = max(counts.items(), key=lambda item: (sum(item[1]), item[1][0], [-ord(c) for c in item[0]]))
-            detail = f"first in {alone + shared} of {total} workload{'s' if total > 1 else ''}"
-            if shared:
-                detail += f" ({shared} shared)"
-            rows.append(LeaderRow(Link(L.operation_title(operation), L.operation_path(operation.name)), gpus[gpu_slug],
-                                  headline or "", name, detail))
-    return rows
-
-
-def home_page(index: Index) -> HomePage:
-    sources: Counter = Counter()
-    for f in index.runs:
-        native = f.run.spec.sourceNative
-        sources[native.source if native else f"harness:{f.harness}"] += 1
-    source_rows = []
-    for key, count in sorted(sources.items()):
-        if key.startswith("harness:"):
-            source_rows.append(CountRow(Link(key.removeprefix("harness:"), ""), count, "harness"))
-        else:
-            source = index.config.sources.get(key)
-            source_rows.append(CountRow(Link(source.name if source else key, source.url or "" if source else ""), count,
-                                        source.license if source else ""))
-    levels = Counter(f.level for f in index.runs)
-    return HomePage(
-        path="index.html", title=index.config.site.title, run_count=len(index.runs),
-        document_count=len(index.registry.records),
-        operations=[CountRow(Link(L.operation_title(op), L.operation_path(op.name)), len(index.runs_of_operation.get(op.name, [])))
-                    for op in sorted(index.operations, key=lambda op: (L.operation_title(op).lower(), op.name))],
-        sources=source_rows,
-        # The home page lists them without the index pages' detail column.
-        gpus=[CountRow(item.item, item.count) for item in gpu_items(index)],
-        implementations=[CountRow(item.item, item.count) for item in implementation_items(index)],
-        levels=[CountRow(Link(f"{level} evidence", ""), levels.get(level, 0)) for level in LEVELS],
-        leaders=leader_rows(index),
-        newest=by_newest(index.runs, NEWEST),
-    )

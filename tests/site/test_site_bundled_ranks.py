@@ -161,3 +161,27 @@ def test_a_kernelbench_problem_page_links_its_source_file_at_each_commit(bundled
     # 1f8d20f's timing of 98_KLDivLoss.py (December 2025) was taken at that commit's source.
     assert ('href="https://github.com/ScalingIntelligence/KernelBench/blob/1f8d20fa06357a9c343f4508887b6da22f114752/'
             'KernelBench/level1/98_KLDivLoss.py"') in html
+
+
+def test_home_answers_per_operation_for_liger_and_per_gpu_for_kernelbenchs_problems(bundled):
+    home = json.loads((bundled / "index.json").read_text())
+    rows = home["leaders"]
+    kernelbench = [r for r in rows if r["operation"]["text"].startswith("KernelBench")]
+    # One row per GPU KernelBench timed on (ten), not one per problem and GPU (thousands of rows).
+    assert len(kernelbench) == len({r["gpu"] for r in kernelbench}) == 10
+    for row in kernelbench:
+        firsts, total = map(int, re.match(r"first in (\d+) of (\d+) cohorts", row["detail"]).groups())
+        assert 0 < firsts <= total <= 500, row
+        assert row["operation"]["href"].startswith("operations/index.html#source-")
+    jsd = [r for r in rows if r["operation"]["text"] == "Jensen-Shannon divergence loss" and "H200" in r["gpu"]]
+    assert [r["leader"] for r in jsd] == ["sitegen"] and jsd[0]["timed_pass"] == "full"
+    assert (bundled / "index.html").stat().st_size < 100_000
+
+
+def test_the_implementations_index_lists_every_implementation_once_over_its_pages(bundled):
+    pages = [bundled / "implementations" / "index.json", *sorted((bundled / "implementations" / "page").glob("*/index.json"))]
+    listed = [item["item"]["href"] for p in pages for item in json.loads(p.read_text())["items"]]
+    assert len(pages) > 1 and len(listed) == len(set(listed)) == len(list((RECORDS / "implementations").glob("*.json")))
+    # Small projects first: a reader finds one kernel without paging past a thousand compile modes.
+    first = [item["detail"] for item in json.loads(pages[0].read_text())["items"]]
+    assert "Liger-Kernel" in first and "sitegen" in first
