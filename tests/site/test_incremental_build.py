@@ -213,3 +213,30 @@ def test_a_one_run_edit_renders_only_the_listing_pages_that_show_it(registry_cop
     monkeypatch.undo()
     _build(registry_copy, fresh, "--no-search", "--jobs", "1")
     assert _files(out) == _files(fresh)
+
+
+def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
+    # A note shows on its run's page and that operation's pages: `attest` must not
+    # re-render the whole site (issue 32), and what it does render must be all that changed.
+    from sitegen.site import build
+
+    records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out, "--no-search")
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    name = json.loads(run.read_text())["metadata"]["name"]
+    result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median on our A100.",
+                                       "--date", "2026-12-01", "--records", str(records)])
+    assert result.exit_code == 0, result.output
+    rendered, operations = [], []
+    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
+    monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
+    monkeypatch.setattr(build, "operation_pages_with_runs",
+                        lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
+    _build(records, out, "--no-search", "--jobs", "1")
+    assert name in rendered and set(rendered) <= {p.stem for p in run.parent.glob("*.json")}
+    assert operations == [run.parent.name]
+    assert "Same median on our A100." in (out / "runs" / name / "index.html").read_text()
+    monkeypatch.undo()
+    _build(records, fresh, "--no-search", "--jobs", "1")
+    assert _files(out) == _files(fresh)
