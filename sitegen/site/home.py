@@ -97,12 +97,16 @@ def leader_rows(index: Index) -> list[LeaderRow]:
                 rows.append(LeaderRow(Link(L.operation_title(operation), L.operation_path(operation.name)), gpu,
                                       headline_pass(index.runs_of_operation[operation.name]) or "", name,
                                       _detail(alone, shared, total, "workload")))
+    of_source: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
+    for f in index.runs:
+        source = source_of(f, index)
+        if source in large:
+            of_source[(source, f.operation.name)].append(f)
     for source in sorted(large):
-        runs = [f for f in index.runs if source_of(f, index) == source]
         tally: dict[str, tuple[str, dict[str, list[int]], list[int]]] = {}
         passes = set()
         for name in sorted(sources[source]):
-            of_operation = [f for f in runs if f.operation.name == name]
+            of_operation = of_source[(source, name)]
             passes.add(headline_pass(of_operation) or "")
             for gpu_slug, (gpu, counts, total) in _headline_firsts(of_operation, index).items():
                 _, merged, cohorts = tally.setdefault(gpu_slug, (gpu, {}, [0]))
