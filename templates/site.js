@@ -50,10 +50,19 @@
 (function () {
   "use strict";
   var slot = document.getElementById("search");
-  if (slot && window.PagefindUI) {
-    // Pagefind favours short pages by default; operation pages are long, and are what a
-    // search for an operation and a GPU ("jsd h200") should find first.
-    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
-      ranking: { pageLength: 0.1 } });
+  var ui = document.querySelector('script[src$="pagefind/pagefind-ui.js"]');
+  if (slot && window.PagefindUI && ui) {
+    // The index is in shards (pagefind/bundles.json lists them), merged at query time, so a
+    // rebuild re-indexes only the shards whose pages changed.
+    var base = ui.src.replace(/pagefind-ui\.js$/, "");
+    fetch(base + "bundles.json").then(function (r) { return r.json(); }).then(function (bundles) {
+      if (!bundles.length) { return; }
+      // Pagefind favours short pages by default; operation pages are long, and are what a
+      // search for an operation and a GPU ("jsd h200") should find first.
+      var ranking = { pageLength: 0.1 };
+      new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
+        bundlePath: base + bundles[0] + "/", ranking: ranking,
+        mergeIndex: bundles.slice(1).map(function (b) { return { bundlePath: base + b + "/", ranking: ranking }; }) });
+    });
   }
 })();

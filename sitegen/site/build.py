@@ -40,7 +40,7 @@ from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
-from sitegen.site.search import index_site
+from sitegen.site.search import index_site, page_operation
 from sitegen.site.workers import render_in_workers
 from sitegen.site.marker import own_files, previous_build
 from sitegen.site.swap import clean_leftovers
@@ -196,7 +196,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             write_site_edges(index, writer)
             if search:
                 progress.stage("search index")
-                index_site(writer.tmp, writer)
+                index_site(writer.tmp, writer, page_operation(index))
             progress.stage("writing files")
             writer.commit()
         except OSError as exc:

@@ -240,3 +240,31 @@ def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(
     monkeypatch.undo()
     _build(records, fresh, "--no-search", "--jobs", "1")
     assert _files(out) == _files(fresh)
+
+
+def test_one_edit_reindexes_only_its_search_shards_and_equals_a_cold_search_build(tmp_path, monkeypatch, bundled_without_kernelbench):
+    # Search is indexed in shards (sitegen.site.search): one run's edit must re-index the
+    # shards holding pages that changed, not the whole site (issue 32), and the bundles it
+    # keeps must be what a cold build makes.
+    from sitegen.site import search
+
+    records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out)
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    document = json.loads(run.read_text())
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency.update({k: v * 2 for k, v in latency.items()})
+    run.write_text(json.dumps(document, indent=2))
+    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+    indexed = []
+    real = search._run_pagefind
+    monkeypatch.setattr(search, "_run_pagefind", lambda pages, dirty, *rest: indexed.extend(
+        page for members in dirty.values() for page in members) or real(pages, dirty, *rest))
+    _build(records, out, "--jobs", "1")
+    pages = [p for p in out.rglob("*.html")]
+    assert f"runs/{document['metadata']['name']}/index.html" in indexed
+    assert 0 < len(indexed) < len(pages) / 3, (len(indexed), len(pages))
+    monkeypatch.undo()
+    _build(records, fresh, "--jobs", "1")
+    assert _files(out) == _files(fresh)
