@@ -64,6 +64,9 @@ class RunFacts:
     rank_reason: str | None = None
     """Why the rank is shared or distinct from the implementation ranked just ahead."""
     leader: RunFacts | None = None
+    leader_ratio: tuple[float, float, str] | None = None
+    """For a ranked run behind the leader: (low, high, how) of the ratio of its value to the leader's,
+    the 95% bootstrap interval when both have samples; None for the leader or without intervals."""
     attestations: list[Record] = field(default_factory=list)
     reruns: list[RunFacts] = field(default_factory=list)
     rerun_of: RunFacts | None = None
