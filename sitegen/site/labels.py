@@ -6,6 +6,8 @@ so links work from a plain folder (file://) as well as from any static host.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,19 @@ def operation_gpu_path(operation: str, gpu_slug: str) -> str:
 
 def implementation_path(name: str) -> str:
     return f"implementations/{name}/index.html"
+
+
+BADGES_PATH = "badges/index.html"
+
+
+def badge_anchor(implementation: str) -> str:
+    """The id of an implementation's group on the badges page."""
+    return "impl-" + (re.sub(r"[^a-z0-9]+", "-", implementation.lower()).strip("-") or "implementation")
+
+
+def badges_link(implementation: str) -> str:
+    """Where an implementation page links for its badges and their embed snippets."""
+    return f"{BADGES_PATH}#{badge_anchor(implementation)}"
 
 
 def gpu_path(slug: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.cohort_table import CohortView, cohort_view
+from sitegen.site.downloads import operation_csv_path
 from sitegen.site.index import Index, RunFacts, slug
 from sitegen.site.labels import Link, operation_gpu_path
 from sitegen.site.listings import RunRow, by_newest, page_path, run_row
@@ -120,6 +121,8 @@ class OperationPage:
     history_note: str | None
     origin: list[Link] = field(default_factory=list)
     """Where the operation comes from: the file that defines it, at each commit its runs were timed at."""
+    csv: str = ""
+    """Every run of the operation as CSV (sitegen.site.downloads)."""
 
 
 def origin_links(operation, runs: list[RunFacts]) -> list[Link]:
@@ -357,7 +360,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
             sweeps=sweeps(shown) if detail else [],
-            history=history, history_note=note, origin=origin,
+            history=history, history_note=note, origin=origin, csv=operation_csv_path(operation.name) if runs else "",
         ), shown
 
     main_path = L.operation_path(operation.name)

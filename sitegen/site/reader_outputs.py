@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sitegen.site import labels as L
 from sitegen.site.badges import badge_svg, badges
+from sitegen.site.badges_page import badges_page
 from sitegen.site.directory_pages import operations_index, schemas_index
 from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.site.index import Index
@@ -62,10 +63,13 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         writer.add(path, atom_feed(index.runs_of_operation.get(op.name, []), index, path=path,
                                    title=f"{title}: {L.operation_title(op)}", page=L.operation_path(op.name), updated=updated))
     listed = []
-    for badge in badges(index):
+    made = badges(index)
+    for badge in made:
         writer.add(badge.path, badge_svg(badge))
         listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
     writer.add("badges/index.json", _json({"badges": listed}))
+    page = badges_page(index, made)
+    writer.add(page.path, renderer.render("badges.html", page))
 
 
 def write_site_edges(index: Index, writer) -> None:

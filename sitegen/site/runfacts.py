@@ -108,6 +108,11 @@ class RunFacts:
         return bool(evidence and evidence.dryRun)
 
     @property
+    def holds_rank(self) -> bool:
+        """Its implementation's representative in a cohort, ranked (strict or shared, not noisy): what a badge states."""
+        return self.rank is not None and bool(self.cohort) and self.representative is None and self.rank_label not in (None, "noisy")
+
+    @property
     def ranked_as(self) -> RunFacts:
         """The run that stands for this one's implementation in the cohort table."""
         return self.representative or self
