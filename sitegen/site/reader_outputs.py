@@ -18,6 +18,7 @@ from sitegen.site.directory_pages import operations_index, schemas_index
 from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.site.index import Index
 from sitegen.site.pages import SitePage, load_descriptions, load_pages
+from sitegen.site.protocol_pages import protocol_pages
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
     for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
         template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
         writer.add(page.path, renderer.render(template, page))
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    for page in protocol_pages(index):
+        writer.add(page.path, renderer.render("protocol.html", page))
         writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
     title = index.config.site.title
     writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",

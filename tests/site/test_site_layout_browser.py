@@ -27,6 +27,7 @@ PAGES = {
     "schemas.html": "schemas/index.html",
     "page.html": "pages/how-ranks-work/index.html",
     "badges.html": "badges/index.html",
+    "protocol.html": "protocols/sitegen-rerun-forward/index.html",
 }
 MIN_CHART_TEXT_PX = 11
 
