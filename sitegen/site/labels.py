@@ -58,14 +58,9 @@ def implementation_path(name: str) -> str:
 BADGES_PATH = "badges/index.html"
 
 
-def badge_anchor(implementation: str) -> str:
-    """The id of an implementation's group on the badges page."""
-    return "impl-" + (re.sub(r"[^a-z0-9]+", "-", implementation.lower()).strip("-") or "implementation")
-
-
 def badges_link(implementation: str) -> str:
-    """Where an implementation page links for its badges and their embed snippets."""
-    return f"{BADGES_PATH}#{badge_anchor(implementation)}"
+    """An implementation's badges page, beside its SVGs: each badge with the snippets that embed it."""
+    return f"badges/{implementation}/index.html"
 
 
 def gpu_path(slug: str) -> str:

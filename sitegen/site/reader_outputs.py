@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sitegen.site import labels as L
 from sitegen.site.badges import badge_svg, badges
-from sitegen.site.badges_page import badges_page
+from sitegen.site.badges_page import badges_pages
 from sitegen.site.directory_pages import operations_index, schemas_index
 from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.site.index import Index
@@ -72,8 +72,8 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         writer.add(badge.path, badge_svg(badge))
         listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
     writer.add("badges/index.json", _json({"badges": listed}))
-    page = badges_page(index, made)
-    writer.add(page.path, renderer.render("badges.html", page))
+    for page in badges_pages(index, made):
+        writer.add(page.path, renderer.render("badges.html", page))
 
 
 def write_site_edges(index: Index, writer) -> None:

@@ -26,7 +26,7 @@ PAGES = {
     "record.html": f"runs/{SAMPLED_RUN}/index.html",
     "schemas.html": "schemas/index.html",
     "page.html": "pages/how-ranks-work/index.html",
-    "badges.html": "badges/index.html",
+    "badges.html": "badges/liger/index.html",
     "protocol.html": "protocols/sitegen-rerun-forward/index.html",
 }
 MIN_CHART_TEXT_PX = 11

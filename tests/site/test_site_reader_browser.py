@@ -19,7 +19,9 @@ SEED = "runs/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-202
 H200_VERIFIED = "runs/{}/index.html".format(next(
     p.stem for p in sorted((ROOT / "records" / "runs" / "jsd").glob("rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-*.json"))))
 JSD = "operations/jsd/index.html"
-PAGES = ["index.html", SEED, H200_VERIFIED, JSD]
+# The pages issue 31 found clipped: an implementation's "Observed" and a GPU's "Status" column.
+LISTINGS = ["implementations/liger-jsd-0.8.0/index.html", "gpus/nvidia-h200/index.html"]
+PAGES = ["index.html", SEED, H200_VERIFIED, JSD, *LISTINGS, "badges/index.html"]
 # Where the H200 results of JSD live: today the operation page; its per-GPU sub-page once it exists.
 JSD_H200 = ("operations/jsd/nvidia-h200/", "operations/jsd/")
 WIDTHS = [1280, 390]
