@@ -46,7 +46,7 @@ def badges(index: Index) -> list[Badge]:
     grouped: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
     for f in index.runs:
         # Representatives only: a badge states its implementation's rank, never a second run's.
-        if f.rank is not None and f.cohort and f.representative is None and f.rank_label not in (None, "noisy"):
+        if f.holds_rank:
             grouped[(f.implementation.name, f.operation.name, f.gpu_slug)].append(f)
     for key, runs in grouped.items():
         # _choice's labels only for the runs that tie on its first fields: the same minimum,

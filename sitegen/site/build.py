@@ -26,6 +26,7 @@ from sitegen.site import labels as L
 from sitegen.site.chart_views import sweep_charts
 from sitegen.site.citation import citation_cff
 from sitegen.site.catalog import catalog, run_shard, run_shard_path
+from sitegen.site.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
@@ -247,8 +248,11 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
                 "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)),
                 description=description, feed=feed, where=where))
             writer.add(twin(page.path), to_json(page))
+            for path, data in cohort_tables(page.path, shown):
+                writer.add(path, data)
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
+            writer.add(operation_csv_path(operation.name), table(runs))
         for record in own.get(operation.name, []):
             _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
         writer.group_files[operation.name] = writer.files[before:]

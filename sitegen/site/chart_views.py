@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -16,7 +16,9 @@ from markupsafe import Markup
 from sitegen.site import charts
 from sitegen.site import labels as L
 from sitegen.site import units
+from sitegen.site.cohort_table import pass_note
 from sitegen.site.index import Index, RunFacts, slug
+from sitegen.site.ranking import PASS_ORDER
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
 
@@ -33,6 +35,10 @@ class ChartView:
     svg: str
     columns: list[str]
     rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+    """The pass notes of the implementations drawn (``torch: computes the gradient in forward``)."""
+    missing: list[str] = field(default_factory=list)
+    """Implementations of the page without a line here, each with why (``Liger: flagged``)."""
 
 
 def _unit_of(values_ns: list[float]) -> tuple[str, float]:
@@ -52,11 +58,33 @@ def _numeric(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
+def _pass_first(key: tuple) -> tuple:
+    # Full-pass charts first: forward + backward is the headline, the split passes need their notes.
+    gpu, dtype, the_pass, fixed = key
+    return (PASS_ORDER.index(the_pass) if the_pass in PASS_ORDER else len(PASS_ORDER), the_pass, gpu, dtype, fixed)
+
+
+def _why_missing(runs: list[RunFacts]) -> str:
+    """Why an implementation's runs in a chart's cohorts drew no line: flagged, noisy, failed, or one point only."""
+    why = []
+    if any(f.flagged for f in runs):
+        why.append("flagged")
+    if any(f.noisy for f in runs):
+        why.append("noisy")
+    if any(f.reasons and not f.flagged for f in runs):
+        why.append("failed or not eligible")
+    if not why:
+        why.append("ranked at one workload only")
+    return ", ".join(why)
+
+
 def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[ChartView]:
     """Per GPU × dtype × pass (× the other axes held fixed): latency against each varying numeric axis.
 
     One line per implementation (its newest ranked run at each point), log–log; with
-    ``floor_of``, a roofline-floor line through the points where it knows the floor.
+    ``floor_of``, a roofline-floor line through the points where it knows the floor. Under
+    each chart: the pass notes of the implementations drawn, and every implementation of
+    the page that has no line, with why.
     """
     slots = {name: i for i, name in enumerate(sorted({L.implementation_label(f.implementation) for f in runs}))}
     values: dict[str, set] = defaultdict(set)
@@ -66,20 +94,29 @@ def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[
     views = []
     for axis in sorted(k for k, v in values.items() if len(v) > 1 and all(_numeric(x) for x in v)):
         groups: dict[tuple, dict[str, dict[float, RunFacts]]] = defaultdict(lambda: defaultdict(dict))
+        tried: dict[tuple, dict[str, list[RunFacts]]] = defaultdict(lambda: defaultdict(list))
         for f in runs:
             axes = f.workload.model.spec.axes
-            if f.rank is None or f.metric != "latency" or f.unit != "ns" or axis not in axes:
+            if f.metric != "latency" or f.unit != "ns" or axis not in axes:
                 continue
             fixed = " · ".join(f"{k} = {L.scalar(v)}" for k, v in axes.items() if k != axis)
             key = (f.gpu, L.dtype_label(f.workload) or "—", f.timed_pass, fixed)
+            tried[key][L.implementation_label(f.implementation)].append(f)
+            if f.rank is None:
+                continue
             cell = groups[key][L.implementation_label(f.implementation)]
             x = float(axes[axis])
             if x not in cell or (f.run.spec.observedAt, f.name) > (cell[x].run.spec.observedAt, cell[x].name):
                 cell[x] = f
-        for key in sorted(groups):
+        for key in sorted(groups, key=_pass_first):
             lines = {name: cells for name, cells in sorted(groups[key].items()) if len(cells) > 1}
             if lines:
-                views.append(_sweep_view(axis, key, lines, floor_of, slots))
+                view = _sweep_view(axis, key, lines, floor_of, slots)
+                notes = [f"{name}: {note}" for name, cells in lines.items()
+                         if (note := pass_note(next(iter(cells.values()))))]
+                missing = [f"{name}: {_why_missing(tried[key][name]) if tried[key].get(name) else 'not run'}"
+                           for name in sorted(slots) if name not in lines]
+                views.append(ChartView(view.id, view.caption, view.svg, view.columns, view.rows, notes, missing))
     return views
 
 

@@ -20,7 +20,8 @@ WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 44
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies; dashes tell
 # lines apart in print and in grey.
-COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+# The last, Okabe–Ito's black, is the page's text colour instead, so it stays visible in dark mode.
+COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "currentColor")
 DASHES = ("", "6 3", "2 3", "8 3 2 3", "1 2", "10 4", "4 4")
 
 
@@ -115,7 +116,8 @@ def _distinct_labels(axis: Axis, ticks: list[float]) -> list[str]:
 
 def _frame(title: str, desc: str, body: list[str], legend: list[str]) -> str:
     rows = (len(legend) + 2) // 3
-    height = HEIGHT + rows * 18
+    # Room under the last legend row for text the phone stylesheet draws larger.
+    height = HEIGHT + rows * 18 + 8
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" class="chart"'
         f' font-family="system-ui, sans-serif" font-size="12">'
@@ -217,8 +219,9 @@ def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, fl
     legend = []
     for i, (name, value) in enumerate(marks.items()):
         px = _num(x_px(value))
-        body.append(f'<path d="M{px} {TOP}V{HEIGHT - BOTTOM}" stroke="#000" stroke-width="2" stroke-dasharray="{DASHES[i + 1]}"/>')
-        legend.append(_legend_item(i, name, "#000", DASHES[i + 1]))
+        # The text colour, not black: a black median line vanished on the dark theme's background.
+        body.append(f'<path d="M{px} {TOP}V{HEIGHT - BOTTOM}" stroke="currentColor" stroke-width="2" stroke-dasharray="{DASHES[i + 1]}"/>')
+        legend.append(_legend_item(i, name, "currentColor", DASHES[i + 1]))
     if band is not None:
         legend.append(_legend_item(len(legend), "95% interval", "#d55e00", ""))
     return _frame(title, desc, body, legend)

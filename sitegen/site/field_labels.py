@@ -61,10 +61,26 @@ LABELS: dict[str, str] = {
     "repeated_input": "Repeated input",
     "host_timed": "Host-timed cross-check",
     "exclusive_gpu": "GPU used exclusively",
+    "roofline": "Roofline floor",
+    "throttle": "Throttling",
+    "timed_output": "Timed outputs checked",
+    # evidence.details of a controlled rerun (sitegen.rerun.assemble):
+    "timingFolder": "KernelBench timing folder",
+    "ciHalfWidthRel": "95% interval of the median, half-width",
+    "processSpreadRel": "Spread of the processes' medians",
+    "noisy": "Processes disagree (noisy)",
+    "samplingStoppedBy": "Sampling stopped by",
+    "timedOutputsChecked": "Timed calls whose output was checked",
+    "timedGradientsChecked": "Timed calls whose gradient was checked",
+    "repeatedInputMedianNs": "Median on repeated input",
+    "repeatedInputFreshMedianNs": "Median on fresh input (same run)",
+    "fullPassMedianNs": "Median of the full pass (for the split)",
 }
+# What "samplingStoppedBy" says, in words.
+STOPPED_BY = {"precision": "the precision target (the interval was narrow enough)", "budget": "the time budget"}
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "sm": "SM", "l2": "L2", "cuda": "CUDA", "id": "ID", "uuid": "UUID",
              "ecc": "ECC", "os": "OS", "mhz": "MHz", "pci": "PCI", "nvml": "NVML"}
-_UNIT = re.compile(r"(Ms|Ns|MHz|W|Bytes|Percent|GBs|C)$")
+_UNIT = re.compile(r"(Ms|Ns|MHz|W|Bytes|Percent|GBs|C|Rel)$")
 _UNIT_TEXT = {"Ms": "ms", "Ns": "ns", "MHz": "MHz", "W": "W", "Percent": "%", "GBs": "GB/s", "C": "°C"}
 
 
@@ -95,7 +111,13 @@ def value(key: str, raw) -> str:
     if isinstance(raw, bool):
         return "yes" if raw else "no"
     unit = _unit_of(key)
+    if key.endswith("samplingStoppedBy") and isinstance(raw, str):
+        return STOPPED_BY.get(raw, raw)
     if isinstance(raw, (int, float)):
+        if unit == "Rel":
+            # A half-width is either side of the median; a spread is one width.
+            shown = relative(raw)
+            return ("±" + shown if "HalfWidth" in key else shown) + " of the median"
         if unit == "Bytes":
             return binary_size(raw) if "l2" in key.lower() or "flush" in key.lower() else units.byte_size(raw)
         if unit == "Ns":
@@ -105,6 +127,11 @@ def value(key: str, raw) -> str:
     if isinstance(raw, list):
         return ", ".join(value(key, item) for item in raw)
     return str(raw)
+
+
+def relative(fraction: float) -> str:
+    """A fraction as a percentage with the digits it needs: 0.00035 → ``0.035%``, 0.0123 → ``1.2%``."""
+    return f"{abs(fraction) * 100:.2g}%" if abs(fraction) < 0.01 else units.percent(fraction)
 
 
 def binary_size(count: int) -> str:

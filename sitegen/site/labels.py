@@ -6,6 +6,8 @@ so links work from a plain folder (file://) as well as from any static host.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,14 @@ def operation_gpu_path(operation: str, gpu_slug: str) -> str:
 
 def implementation_path(name: str) -> str:
     return f"implementations/{name}/index.html"
+
+
+BADGES_PATH = "badges/index.html"
+
+
+def badges_link(implementation: str) -> str:
+    """An implementation's badges page, beside its SVGs: each badge with the snippets that embed it."""
+    return f"badges/{implementation}/index.html"
 
 
 def gpu_path(slug: str) -> str:

@@ -176,6 +176,8 @@ def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:
     if spec.licensing:
         facts.append(Row("license", spec.licensing.license))
     facts.append(Row("digest", record.digest, code=True))
+    if any(f.holds_rank for f in runs):
+        facts.append(Row("badges", "README badges with Markdown and HTML to embed them", href=L.badges_link(record.name)))
     label = implementation_title(record, index)
     return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs, row=row))
 

@@ -25,7 +25,7 @@ from sitegen.digestcache import code_version, shard_name
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import Interval
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _SUFFIX = ".ranks.json"
 
 
@@ -44,7 +44,8 @@ def _outcome(f) -> list:
     """What rank_cohort set on ``f``, other runs by name."""
     interval = None if f.interval is None else [f.interval.low, f.interval.high, f.interval.method]
     return [interval, f.noisy, None if f.representative is None else f.representative.name, [o.name for o in f.also],
-            f.rank, f.rank_label, f.rank_note, f.rank_reason, None if f.leader is None else f.leader.name]
+            f.rank, f.rank_label, f.rank_note, f.rank_reason, None if f.leader is None else f.leader.name,
+            None if f.leader_ratio is None else list(f.leader_ratio)]
 
 
 def _apply(members, outcomes: dict) -> bool:
@@ -55,15 +56,16 @@ def _apply(members, outcomes: dict) -> bool:
     try:
         parsed = []
         for f in members:
-            interval, noisy, representative, also, rank, label, note, reason, leader = outcomes[f.name]
+            interval, noisy, representative, also, rank, label, note, reason, leader, ratio = outcomes[f.name]
             parsed.append((f, None if interval is None else Interval(float(interval[0]), float(interval[1]), str(interval[2])),
                            noisy, None if representative is None else by_name[representative], [by_name[o] for o in also],
-                           rank, label, note, reason, None if leader is None else by_name[leader]))
+                           rank, label, note, reason, None if leader is None else by_name[leader],
+                           None if ratio is None else (float(ratio[0]), float(ratio[1]), str(ratio[2]))))
     except (TypeError, ValueError, KeyError, IndexError):
         return False
-    for f, interval, noisy, representative, also, rank, label, note, reason, leader in parsed:
+    for f, interval, noisy, representative, also, rank, label, note, reason, leader, ratio in parsed:
         f.interval, f.noisy, f.representative, f.also = interval, noisy, representative, also
-        f.rank, f.rank_label, f.rank_note, f.rank_reason, f.leader = rank, label, note, reason, leader
+        f.rank, f.rank_label, f.rank_note, f.rank_reason, f.leader, f.leader_ratio = rank, label, note, reason, leader, ratio
     return True
 
 

@@ -142,7 +142,7 @@ def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
         return b.value > 0, f"{name} measured 0 and this {units.show(b.value, b.unit)}", False
     gap = b.value / a.value - 1
     interval = _ratio_interval(ahead, behind)
-    gap_text = f"{units.percent(gap)} behind {name}" if gap < 1 else f"{gap + 1:.2f}× {name}'s value"
+    gap_text = f"{units.slower(b.value, a.value)} than {name}"
     if interval is None:
         if gap >= threshold:
             return True, f"{gap_text}, at least the {units.percent(threshold)} minimum effect (no interval)", False
@@ -197,3 +197,6 @@ def rank_cohort(members: list[RunFacts]) -> None:
     for facts in ranked:
         facts.rank_label = f"={facts.rank}" if counts[facts.rank] > 1 else str(facts.rank)
         facts.leader = leader
+        # How sure the gap to the leader is, which the summary states beside the ratio.
+        if facts is not leader and leader.value:
+            facts.leader_ratio = _ratio_interval(estimates[id(leader)], estimates[id(facts)])

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from sitegen.site import labels as L
 from sitegen.site.badges import badge_svg, badges
+from sitegen.site.badges_page import badges_pages
 from sitegen.site.directory_pages import operations_index, schemas_index
 from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.site.index import Index
 from sitegen.site.pages import SitePage, load_descriptions, load_pages
+from sitegen.site.protocol_pages import protocol_pages
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
         writer.add(page.path, renderer.render(template, page))
         writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    for page in protocol_pages(index):
+        writer.add(page.path, renderer.render("protocol.html", page))
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
     title = index.config.site.title
     writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",
                                     page="index.html", updated=updated))
@@ -62,10 +67,13 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         writer.add(path, atom_feed(index.runs_of_operation.get(op.name, []), index, path=path,
                                    title=f"{title}: {L.operation_title(op)}", page=L.operation_path(op.name), updated=updated))
     listed = []
-    for badge in badges(index):
+    made = badges(index)
+    for badge in made:
         writer.add(badge.path, badge_svg(badge))
         listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
     writer.add("badges/index.json", _json({"badges": listed}))
+    for page in badges_pages(index, made):
+        writer.add(page.path, renderer.render("badges.html", page))
 
 
 def write_site_edges(index: Index, writer) -> None:

@@ -88,6 +88,7 @@ class RecordPage:
     implementation: str
     operation: str
     workload: str
+    timed_pass: str
     gpu: str
     short_id: str
     status: str
@@ -312,7 +313,8 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
     implementation = L.implementation_label(facts.implementation)
     operation = L.operation_title(facts.operation)
     workload = L.workload_label(facts.workload)
-    title = f"{implementation} · {operation} · {workload} · {facts.gpu}"
+    # The pass is in the title: forward, backward and full runs of one workload read alike without it.
+    title = f"{implementation} · {operation} · {workload} · {facts.timed_pass} pass · {facts.gpu}"
     native = facts.run.spec.sourceNative
     source = index.config.sources.get(native.source) if native else None
     publisher = source.name if source else site.title
@@ -325,7 +327,8 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
     manifest = manifest_text(facts, index)
     sampled = bool(samples_of(facts))
     return RecordPage(
-        path=path, title=title, implementation=implementation, operation=operation, workload=workload, gpu=facts.gpu,
+        path=path, title=title, implementation=implementation, operation=operation, workload=workload,
+        timed_pass=facts.timed_pass, gpu=facts.gpu,
         short_id=L.run_short_id(facts.digest), status=spec.status, status_symbol=STATUS_SYMBOL[spec.status],
         status_reason=spec.statusReason, level=f"{facts.level} evidence", level_reason=facts.level_reason,
         primary=_primary(facts, index.config), rank=_rank(facts, index),

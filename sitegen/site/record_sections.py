@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sitegen.site import field_labels as F
+from sitegen.site.protocol_pages import is_long, protocol_path
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.index import Index, RunFacts
@@ -121,7 +122,11 @@ def protocol(facts: RunFacts) -> list[Row]:
     raw = facts.protocol.raw["spec"]
     shown = {"harness.name", "harness.version", "harness.repository", "measurement.timer",
              "measurement.primaryStatistic", "comparability.family"}
-    rows += [Row(F.label(key), F.value(key, value)) for key, value in F.leaves(raw) if key not in shown]
+    # A long text ("What is timed") is a wall in a table cell: it reads in sentences on the protocol page.
+    where = protocol_path(facts.protocol.name)
+    rows += [Row(F.label(key), f"{len(value.split())} words, in sentences on the protocol page", where) if is_long(value)
+             else Row(F.label(key), F.value(key, value)) for key, value in F.leaves(raw) if key not in shown]
+    rows.append(Row("Every field", f"protocol {facts.protocol.name}", where))
     return rows
 
 

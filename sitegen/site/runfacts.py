@@ -64,6 +64,9 @@ class RunFacts:
     rank_reason: str | None = None
     """Why the rank is shared or distinct from the implementation ranked just ahead."""
     leader: RunFacts | None = None
+    leader_ratio: tuple[float, float, str] | None = None
+    """For a ranked run behind the leader: (low, high, how) of the ratio of its value to the leader's,
+    the 95% bootstrap interval when both have samples; None for the leader or without intervals."""
     attestations: list[Record] = field(default_factory=list)
     reruns: list[RunFacts] = field(default_factory=list)
     rerun_of: RunFacts | None = None
@@ -103,6 +106,11 @@ class RunFacts:
     def dry_run(self) -> bool:
         evidence = self.run.spec.evidence
         return bool(evidence and evidence.dryRun)
+
+    @property
+    def holds_rank(self) -> bool:
+        """Its implementation's representative in a cohort, ranked (strict or shared, not noisy): what a badge states."""
+        return self.rank is not None and bool(self.cohort) and self.representative is None and self.rank_label not in (None, "noisy")
 
     @property
     def ranked_as(self) -> RunFacts:

@@ -77,6 +77,29 @@ def ratio(value: float, leader: float) -> str:
     return f"{value / leader:.2f}×"
 
 
+def times(ratio: float) -> str:
+    """``3.79×``; three decimals under 1.1×, so a gap of half a percent still shows (``1.005×``)."""
+    return f"{ratio:.3f}×" if ratio < 1.1 else f"{ratio:.2f}×"
+
+
+def slower(value: float, leader: float) -> str:
+    """How a time compares with a faster one, as readers say it: ``1.83× slower``, never ``83.3% behind``."""
+    if leader == 0:
+        return "—"
+    if value == leader:
+        return "as fast as"
+    return f"{times(value / leader)} slower" if value > leader else f"{times(leader / value)} faster"
+
+
+def times_span(low: float, high: float) -> str:
+    """A ratio's interval: ``3.74–3.84×``, with the digits ``times`` gives its lower end, or more
+    (up to 4) where those would print two different ends alike."""
+    digits = 3 if low < 1.1 else 2
+    while digits < 4 and low != high and f"{low:.{digits}f}" == f"{high:.{digits}f}":
+        digits += 1
+    return f"{low:.{digits}f}–{high:.{digits}f}×"
+
+
 def percent(fraction: float) -> str:
     """0.0123 → ``1.2%``; 0.05 → ``5%``."""
     return f"{abs(fraction) * 100:.1f}".removesuffix(".0") + "%"

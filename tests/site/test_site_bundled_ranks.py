@@ -185,3 +185,66 @@ def test_the_implementations_index_lists_every_implementation_once_over_its_page
     # Small projects first: a reader finds one kernel without paging past a thousand compile modes.
     first = [item["detail"] for item in json.loads(pages[0].read_text())["items"]]
     assert "Liger-Kernel" in first and "sitegen" in first
+
+
+def test_every_operation_gpu_page_with_a_full_pass_opens_its_charts_with_one(bundled):
+    checked = 0
+    for twin in (bundled / "operations").glob("*/*/index.json"):
+        data = json.loads(twin.read_text())
+        html = (twin.parent / "index.html").read_text()
+        captions = re.findall(r'<figure class="chart-block"[^>]*>\s*<figcaption>(.*?)</figcaption>', html, re.S)
+        if data.get("headline_pass") == "full" and any("· full ·" in c for c in captions):
+            assert "· full ·" in captions[0], (twin, captions[0])
+            checked += 1
+    assert checked >= 3  # JSD on H200, B200 and H100
+
+
+def test_a_chart_names_the_implementation_it_leaves_out_and_why(bundled):
+    html = (bundled / "operations" / "jsd" / "nvidia-h200" / "index.html").read_text()
+    figures = re.findall(r'<figure class="chart-block".*?</figure>', html, re.S)
+    backward_bf16 = next(f for f in figures if "· bf16 · backward ·" in f)
+    # Liger's bf16 backward runs failed the repeated-input check at every workload.
+    assert re.search(r"Not drawn: [^<]*Liger: flagged", backward_bf16)
+    # Each line's pass note sits under the chart it explains.
+    assert "sitegen: " in backward_bf16 and "chart-notes" in backward_bf16
+
+
+def _section(html: str, heading_id: str) -> str:
+    return re.search(rf'<h2 id="{heading_id}">.*?</section>', html, re.S).group(0)
+
+
+def _verified_h200_run() -> tuple[str, dict]:
+    path = sorted((RECORDS / "runs" / "jsd").glob("rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-*.json"))[0]
+    return path.stem, json.loads(path.read_text())
+
+
+def test_integrity_rows_read_in_words_with_units(bundled):
+    name, run = _verified_h200_run()
+    details = run["spec"]["evidence"]["details"]
+    integrity = _section((bundled / "runs" / name / "index.html").read_text(), "integrity-h")
+    labels = re.findall(r"<dt>(.*?)</dt>", integrity)
+    assert labels and not [label for label in labels if re.search(r"[a-z][A-Z]|\bRel\b|\bNs\b|_", label)], labels
+    assert "Ci half width" not in integrity
+    half = f"±{details['ciHalfWidthRel'] * 100:.2g}% of the median"
+    assert re.search(rf"<dt>95% interval of the median, half-width</dt><dd>{re.escape(half)}</dd>", integrity), integrity[:2000]
+    median_ms = details["repeatedInputMedianNs"] / 1e6
+    assert f"<dt>Median on repeated input</dt><dd>{median_ms:.2f} ms</dd>" in integrity
+
+
+def test_what_is_timed_reads_in_sentences_on_the_protocol_page(bundled):
+    name, run = _verified_h200_run()
+    html = (bundled / "runs" / name / "index.html").read_text()
+    protocol = _section(html, "protocol-h")
+    notes = next(json.loads(p.read_text())["spec"]["comparability"]["notes"] for p in (RECORDS / "protocols").glob("*.json")
+                 if "sitegen-rerun-controlled" in p.name)
+    assert notes[:200] not in html  # no longer a wall in a table cell
+    link = re.search(r'<dt>What is timed</dt><dd><a href="([^"]+)">(\d+) words', protocol)
+    assert link and int(link.group(2)) == len(notes.split())
+    page = (bundled / "runs" / name / link.group(1)).resolve()
+    text = page.read_text()
+    blocks = [re.sub(r"<[^>]+>", "", b) for b in re.findall(r"<(?:p|li)>(.*?)</(?:p|li)>", text, re.S)]
+    assert len(blocks) >= 10  # sentences and clauses, not one block
+    import html as markup
+    joined = " ".join(markup.unescape(b) for b in blocks)
+    for sentence in re.split(r"(?<=[.])\s+(?=[A-Z])", notes):
+        assert sentence.split("; ")[-1].strip() in joined, sentence[:80]

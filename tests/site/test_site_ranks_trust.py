@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -56,11 +57,19 @@ def test_half_a_percent_apart_with_overlapping_samples_share_a_rank(registry_cop
     assert runs[SITEGEN]["rankLabel"] == "=1" and runs[LIGER]["rankLabel"] == "=1"
     page = (out / H200_PAGE).read_text()
     # Samples this close can still separate (1.002-1.005x here); the 1% minimum effect keeps them tied.
-    assert "% behind sitegen Triton JSD: under the 1% minimum effect" in page
+    # Written as a ratio readers say ("1.005× slower"), never as "0.5% behind".
+    assert re.search(r"1\.00\d× slower than sitegen Triton JSD: under the 1% minimum effect", page)
+    assert "behind sitegen" not in page
     twin = json.loads((out / H200_PAGE.replace(".html", ".json")).read_text())
     [cohort] = twin["gpus"][0]["passes"][0]["dtypes"][0]["cohorts"]
     assert [row["rank"] for row in cohort["ranked"]] == ["=1", "=1"]
-    assert "behind sitegen Triton JSD" in cohort["ranked"][1]["rank_reason"]
+    assert "× slower than sitegen Triton JSD" in cohort["ranked"][1]["rank_reason"]
+    # The summary marks the shared first place as a tie beside the ratio and its interval.
+    [group] = twin["summary"]
+    [row] = group["rows"]
+    assert row["tied"] is True and row["runner_up_rank"] == "=1"
+    low, high = (float(x) for x in row["interval"].rstrip("×").split("–"))
+    assert low <= row["ratio"] <= high
 
 
 def test_ten_percent_apart_get_strict_ranks_backed_by_the_interval(registry_copy, tmp_path):

@@ -19,7 +19,9 @@ SEED = "runs/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-202
 H200_VERIFIED = "runs/{}/index.html".format(next(
     p.stem for p in sorted((ROOT / "records" / "runs" / "jsd").glob("rerun-jsd-full-sitegen-nvidia-h200-tokens8192-vocab128256-fp32-*.json"))))
 JSD = "operations/jsd/index.html"
-PAGES = ["index.html", SEED, H200_VERIFIED, JSD]
+# The pages issue 31 found clipped: an implementation's "Observed" and a GPU's "Status" column.
+LISTINGS = ["implementations/liger-jsd-0.8.0/index.html", "gpus/nvidia-h200/index.html"]
+PAGES = ["index.html", SEED, H200_VERIFIED, JSD, *LISTINGS, "badges/index.html"]
 # Where the H200 results of JSD live: today the operation page; its per-GPU sub-page once it exists.
 JSD_H200 = ("operations/jsd/nvidia-h200/", "operations/jsd/")
 WIDTHS = [1280, 390]
@@ -104,3 +106,43 @@ def test_record_pages_are_at_most_300_kb(bundled):
     large = sorted((p.stat().st_size, p.parent.name) for p in (bundled / "runs").glob("*/index.html")
                    if p.stat().st_size > MAX_HTML_BYTES)
     assert large == []
+
+
+def _bf16_full_medians_at_8192_tokens() -> dict[str, float]:
+    """From the records themselves: each implementation's median (ns) of the H200 bf16 full pass at 8,192 tokens."""
+    import json
+
+    from sitegen.digest import document_digest
+
+    names = {}
+    for path in (ROOT / "records" / "implementations").glob("*.json"):
+        document = json.loads(path.read_text())
+        names[document_digest(document)] = document["spec"]["name"]
+    medians = {}
+    for path in sorted((ROOT / "records" / "runs" / "jsd").glob("rerun-jsd-full-*-nvidia-h200-tokens8192-vocab128256-bf16-*.json")):
+        spec = json.loads(path.read_text())["spec"]
+        medians[names[spec["implementationDigest"]]] = spec["timing"]["latencyNs"]["median"]
+    return medians
+
+
+def test_the_h200_jsd_page_answers_fastest_by_how_much_and_how_sure_in_the_first_viewport(browser, served):
+    """Which JSD implementation is fastest on H200 in bf16, by how much, how sure: read from what
+    Chromium shows in the first 1280×900 viewport, checked against the runs' own medians."""
+    medians = _bf16_full_medians_at_8192_tokens()
+    fastest, second = sorted(medians, key=medians.get)[:2]
+    ratio = medians[second] / medians[fastest]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served + "operations/jsd/nvidia-h200/index.html", wait_until="networkidle")
+    group = page.locator(".summary-group", has=page.locator("h3", has_text="bf16")).first
+    box = group.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
+    assert "full pass" in group.locator("h3").inner_text()
+    row = group.locator("tbody tr", has_text="8192")
+    cells = [row.locator("th, td").nth(i).inner_text().strip() for i in range(5)]
+    workload, leader, runner_up, gap, interval = cells
+    assert fastest in leader and second in runner_up, cells
+    assert gap == f"{ratio:.2f}× slower", (gap, ratio)
+    low, high = (float(x) for x in interval.removesuffix("×").split("–"))
+    assert low < ratio < high and high / low < 1.05, (interval, ratio)
+    assert group.locator(".answer").inner_text().startswith(f"{fastest} is fastest")
+    page.close()

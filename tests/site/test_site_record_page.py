@@ -24,7 +24,7 @@ def _links(page):
 def test_elements_appear_in_the_seed_order(record):
     text = record.text()
     order = [
-        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · NVIDIA B200 (sm_100) · run ",
+        "Liger · Jensen-Shannon divergence loss · vocab = 128256 · tokens = 2048 · fp32 · forward pass · NVIDIA B200 (sm_100) · run ",
         "passed", "Reported evidence", "Primary measurement", "9.11ms median", "p20–p80 9.11–9.11 ms",
         "Rank 2 in its comparison group · source-native comparison · observed 2026-05-27",
         "ms 20 9.11056 · ms 50 9.11056 · ms 80 9.11056",

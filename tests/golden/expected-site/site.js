@@ -47,13 +47,48 @@
   fill();
 })();
 // Pagefind's search box, on builds that ran Pagefind (its script is then loaded first).
+// The query lives in the URL (?q=), so a search can be shared and the back button keeps it;
+// "/" anywhere outside a text field jumps to the box.
 (function () {
   "use strict";
   var slot = document.getElementById("search");
-  if (slot && window.PagefindUI) {
+  var script = document.querySelector('script[src$="pagefind/pagefind-ui.js"]');
+  if (!slot || !window.PagefindUI || !script) { return; }
+  var escape = function (text) {
+    return text.replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c]; });
+  };
+  // The index is in shards (pagefind/bundles.json lists them), merged at query time, so a
+  // rebuild re-indexes only the shards whose pages changed.
+  var base = script.src.replace(/pagefind-ui\.js$/, "");
+  fetch(base + "bundles.json").then(function (r) { return r.json(); }).then(function (bundles) {
+    if (!bundles.length) { return; }
     // Pagefind favours short pages by default; operation pages are long, and are what a
     // search for an operation and a GPU ("jsd h200") should find first.
-    new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
-      ranking: { pageLength: 0.1 } });
-  }
+    var ranking = { pageLength: 0.1 };
+    var ui = new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
+      bundlePath: base + bundles[0] + "/", ranking: ranking,
+      mergeIndex: bundles.slice(1).map(function (b) { return { bundlePath: base + b + "/", ranking: ranking }; }),
+      translations: { placeholder: "Search (press /)" },
+      // A page's own summary (record: implementation, pass, value, GPU; operation: its leaders)
+      // says more than a passage that happens to hold the words.
+      processResult: function (result) {
+        if (result.meta && result.meta.summary) { result.excerpt = escape(result.meta.summary); }
+        return result;
+      } });
+    var query = new URLSearchParams(window.location.search).get("q");
+    if (query) { ui.triggerSearch(query); }
+  });
+  slot.addEventListener("input", function (event) {
+    if (!event.target || event.target.tagName !== "INPUT") { return; }
+    var url = new URL(window.location.href);
+    if (event.target.value) { url.searchParams.set("q", event.target.value); } else { url.searchParams.delete("q"); }
+    window.history.replaceState(null, "", url);
+  });
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    var typing = target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    if (event.key !== "/" || typing || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var input = slot.querySelector("input");
+    if (input) { event.preventDefault(); input.focus(); }
+  });
 })();

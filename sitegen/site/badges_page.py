@@ -1,0 +1,87 @@
+"""The badges pages: every README badge with the Markdown and HTML that embed it.
+
+The SVGs themselves are sitegen.site.badges. Each implementation holding a rank gets a
+page beside its SVGs (badges/<implementation>/), linked from its implementation page;
+badges/index.html lists those pages, PAGE_ITEMS a page, since the bundled registry's
+KernelBench data alone has over a thousand implementations (one page of every badge was
+13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
+someone else's README, never beside these pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sitegen.site import labels as L
+from sitegen.site import xmltext
+from sitegen.site.badges import LABEL, Badge
+from sitegen.site.index import Index
+from sitegen.site.labels import Link
+from sitegen.site.listings import PAGE_ITEMS, Pager, page_path
+
+
+@dataclass(frozen=True)
+class BadgeEntry:
+    image: str
+    """The SVG's site path."""
+    text: str
+    """What the badge says (operation, GPU, rank, pass, dtype)."""
+    markdown: str
+    html: str
+
+
+@dataclass(frozen=True)
+class BadgeCount:
+    implementation: Link
+    """The implementation's badges page."""
+    count: int
+
+
+@dataclass(frozen=True)
+class BadgesPage:
+    path: str
+    title: str
+    implementation: Link | None
+    """On an implementation's badges page: its implementation page."""
+    badges: list[BadgeEntry]
+    listed: list[BadgeCount]
+    """On the index: the implementations with badges, this page's share of them."""
+    pager: Pager | None = None
+
+
+def _attr(value: str) -> str:
+    # Escaped for the snippet's own attribute; the page escapes the whole snippet again to show it.
+    return xmltext.text(value, quotes=True)
+
+
+def _entry(badge: Badge, base: str) -> BadgeEntry:
+    image = base + badge.path
+    alt = f"{LABEL}: {badge.text}"
+    markdown = f"[![{alt.replace(']', '')}]({image})]({badge.cohort_url})"
+    html = f'<a href="{_attr(badge.cohort_url)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
+    return BadgeEntry(badge.path, badge.text, markdown, html)
+
+
+def badges_pages(index: Index, made: list[Badge]) -> list[BadgesPage]:
+    """The index of implementations with badges (paged), then each one's badges page."""
+    base = str(index.config.site.base_url)
+    base = base if base.endswith("/") else base + "/"
+    by_implementation: dict[str, list[Badge]] = {}
+    for badge in made:
+        by_implementation.setdefault(badge.path.split("/")[1], []).append(badge)
+    records = {r.name: r for r in index.registry.of_kind("ImplementationRevision")}
+    titles = {name: f"{L.implementation_label(records[name])} ({name})" if name in records else name for name in by_implementation}
+    names = sorted(by_implementation)
+    listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n])) for n in names]
+    count = max(1, -(-len(listed) // PAGE_ITEMS))
+    links = [Link(str(n), page_path(L.BADGES_PATH, n)) for n in range(1, count + 1)]
+    pages = []
+    for n in range(1, count + 1):
+        chunk = listed[(n - 1) * PAGE_ITEMS:n * PAGE_ITEMS]
+        first = (n - 1) * PAGE_ITEMS + 1
+        pager = Pager(n, first, first + len(chunk) - 1, len(listed), links) if count > 1 else None
+        pages.append(BadgesPage(page_path(L.BADGES_PATH, n), "Badges" if n == 1 else f"Badges · page {n}", None, [], chunk, pager))
+    for name in names:
+        pages.append(BadgesPage(L.badges_link(name), f"Badges of {titles[name]}", Link(titles[name], L.implementation_path(name)),
+                                [_entry(b, base) for b in by_implementation[name]], []))
+    return pages

@@ -1,0 +1,81 @@
+"""Downloads (issue 31 item 7) and the badges page (item 6), as a reader finds them on the fixture site."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from conftest import FIXTURE, OPERATION, SEED_RUN, TORCH_RUN
+from sitecheck import parse, resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+X = "{http://www.w3.org/1999/xhtml}"
+
+
+def _csv(site: Path, path: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((site / path).read_text())))
+
+
+def _documented_columns() -> list[str]:
+    text = (ROOT / "docs" / "downloads.md").read_text()
+    table = text.split("## Columns", 1)[1]
+    return re.findall(r"^\| `([a-z_]+)` \|", table, re.M)
+
+
+def _median(run: str) -> float:
+    return json.loads((FIXTURE / "runs" / f"{run}.json").read_text())["spec"]["timing"]["latencyNs"]["median"]
+
+
+def test_every_run_of_the_operation_is_one_csv_row_with_the_documented_columns(site):
+    page = parse(site, f"operations/{OPERATION}/index.html")
+    href = next(a.get("href") for a in page.find_all("a") if "".join(a.itertext()) == "every run as CSV")
+    target, _ = resolve(page.path, href)
+    header = (site / target).read_text().splitlines()[0].split(",")
+    assert header == _documented_columns()
+    rows = _csv(site, target)
+    assert sorted(r["run"] for r in rows) == sorted(p.stem for p in (FIXTURE / "runs").glob("*.json"))
+    failed = next(r for r in rows if r["run"].endswith("tokens4096-vocab128256-fp32-2026-05-27-17-14-33"))
+    assert failed["value"] == "" and failed["rank"] == "" and "failed" in failed["not_eligible"]
+
+
+def test_a_cohort_csv_sits_beside_its_table_with_raw_values_and_the_ratio_to_the_leader(site):
+    page = parse(site, f"operations/{OPERATION}/nvidia-b200/index.html")
+    record = parse(site, f"runs/{SEED_RUN}/index.html")
+    cohort_href = next(a.get("href") for a in record.find_all("a") if "".join(a.itertext()) == "its comparison group")
+    _, fragment = resolve(record.path, cohort_href)
+    cohort = page.tree.find(f".//*[@id='{fragment}']")
+    href = next(a.get("href") for a in cohort.iter(f"{X}a") if "".join(a.itertext()) == "CSV")
+    target, _ = resolve(page.path, href)
+    assert target.startswith(f"operations/{OPERATION}/nvidia-b200/")  # beside the page's index.json
+    rows = _csv(site, target)
+    assert [r["run"] for r in rows] == [TORCH_RUN, SEED_RUN]  # leader first
+    assert [float(r["value"]) for r in rows] == [_median(TORCH_RUN), _median(SEED_RUN)]
+    assert [r["rank"] for r in rows] == ["1", "2"] and {r["unit"] for r in rows} == {"ns"}
+    assert float(rows[1]["ratio_to_leader"]) == _median(SEED_RUN) / _median(TORCH_RUN)
+
+
+def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_page(site):
+    base = tomllib.loads((FIXTURE / "sitegen.toml").read_text())["site"]["base_url"]
+    svgs = sorted(p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg"))
+    assert svgs
+    index = parse(site, "badges/index.html")
+    listed = {resolve(index.path, a.get("href"))[0] for a in index.find_all("a")}
+    for svg in svgs:
+        implementation = svg.split("/")[1]
+        # The implementation page links to its badges page, which the index lists too.
+        listing = parse(site, f"implementations/{implementation}/index.html")
+        [target] = [resolve(listing.path, a.get("href"))[0] for a in listing.find_all("a") if "badges" in (a.get("href") or "")]
+        assert target == f"badges/{implementation}/index.html" and target in listed
+        page = parse(site, target)
+        assert any(resolve(page.path, img.get("src"))[0] == svg for img in page.find_all("img"))
+        snippets = [" ".join("".join(c.itertext()).split()) for c in page.find_all("code")]
+        markdown = [s for s in snippets if s.startswith("[![") and f"]({base}{svg})]" in s]
+        html = [s for s in snippets if s.startswith("<a href=") and f'<img src="{base}{svg}"' in s]
+        assert len(markdown) == 1 and len(html) == 1, svg
+        # Both link where the badge itself links: the table that ranks it.
+        linked = re.search(r'<a href="([^"]+)"', (site / svg).read_text()).group(1)
+        assert markdown[0].endswith(f"]({linked})") and html[0].startswith(f'<a href="{linked}">')
