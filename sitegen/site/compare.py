@@ -227,3 +227,16 @@ def compare_app() -> CompareApp:
     # from the URL can only ever name a run's folder.
     pattern = next(m.pattern for m in Name.__metadata__ if getattr(m, "pattern", None))
     return CompareApp(APP_PATH, "Compare two runs", pattern)
+
+
+def record_link(facts: RunFacts, index: Index) -> Link:
+    """The record page's way in: the pre-rendered comparison with the row above its implementation's
+    in the cohort table when there is one, else the page that compares it with any run."""
+    shown = facts.ranked_as
+    if facts.cohort and not facts.reasons and shown is facts:
+        rows = [f for f in index.cohorts[facts.cohort] if f.rank_label is not None]
+        for above, row in neighbours(rows):
+            if row is facts:
+                return Link(f"Compare with {L.implementation_label(above.implementation)}, the row above in its comparison group →",
+                            L.compare_path(above.digest, facts.digest))
+    return Link("Compare this run with any other →", app_link(facts.name))
