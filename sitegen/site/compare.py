@@ -29,8 +29,8 @@ from sitegen.site.uncertainty import REPLICATES
 from sitegen.model.common import Name
 
 APP_PATH = "compare/index.html"
-# What a comparison reads as its result rather than its identity: shown above the diff.
-RESULT_FIELDS = ("spec.timing", "spec.measurements", "spec.sourceNative.metrics")
+# What a comparison reads as its result rather than its identity (shown above the diff, left out
+# of it): spec.timing, spec.measurements and spec.sourceNative.metrics (_without_results).
 
 
 @dataclass(frozen=True)
@@ -156,9 +156,33 @@ def _ratio(a: RunFacts, b: RunFacts) -> tuple[str, str, str]:
     return ratio_words(a_name, b_name, value) + f" (ratio {value:.3f}×).", interval, verdict
 
 
-def _flat(raw: dict, prefix: str, skip: tuple[str, ...] = ()) -> dict[str, str]:
-    return {path: text for path, text in L.flatten(raw, prefix)
-            if not any(path == s or path.startswith(s + ".") or path.startswith(s + "[") for s in skip)}
+def _without_results(raw: dict) -> dict:
+    """The run document less its results, cut before flattening (KernelBench runs carry ten measurements each)."""
+    spec = {k: v for k, v in raw.get("spec", {}).items() if k not in ("timing", "measurements")}
+    native = spec.get("sourceNative")
+    if isinstance(native, dict) and "metrics" in native:
+        spec["sourceNative"] = {k: v for k, v in native.items() if k != "metrics"}
+    return {**raw, "spec": spec}
+
+
+def _flat(raw: dict, prefix: str) -> dict[str, str]:
+    return dict(L.flatten(raw, prefix))
+
+
+_shared: dict[str, dict[str, str]] = {}
+# Protocols and environments are shared by thousands of runs (KernelBench: ten environments
+# for 8,486 runs): each is flattened once per process, not once per comparison.
+_SHARED_LIMIT = 4096
+
+
+def _flat_shared(record, prefix: str) -> dict[str, str]:
+    key = f"{prefix}\0{record.digest}"
+    found = _shared.get(key)
+    if found is None:
+        if len(_shared) >= _SHARED_LIMIT:
+            _shared.clear()
+        found = _shared[key] = _flat(record.raw, prefix)
+    return found
 
 
 def _section(title: str, a: dict[str, str], b: dict[str, str]) -> DiffSection:
@@ -169,11 +193,10 @@ def _section(title: str, a: dict[str, str], b: dict[str, str]) -> DiffSection:
 
 def manifest_diff(a: RunFacts, b: RunFacts) -> list[DiffSection]:
     """The fields where the two canonical manifests differ: the run documents (less their results), protocols and environments."""
-    skip = tuple(f"run.{f}" for f in RESULT_FIELDS)
     return [
-        _section("Identity: the run documents", _flat(a.record.raw, "run", skip), _flat(b.record.raw, "run", skip)),
-        _section("Protocol", _flat(a.protocol.raw, "protocol"), _flat(b.protocol.raw, "protocol")),
-        _section("Environment", _flat(a.environment.raw, "environment"), _flat(b.environment.raw, "environment")),
+        _section("Identity: the run documents", _flat(_without_results(a.record.raw), "run"), _flat(_without_results(b.record.raw), "run")),
+        _section("Protocol", _flat_shared(a.protocol, "protocol"), _flat_shared(b.protocol, "protocol")),
+        _section("Environment", _flat_shared(a.environment, "environment"), _flat_shared(b.environment, "environment")),
     ]
 
 
