@@ -119,3 +119,17 @@ def test_a_name_from_the_url_that_is_no_run_name_is_never_fetched(browser, serve
     assert "Not a run name: ../../catalog.json#" in _text(page)
     assert [url for url in requested if url.endswith(".json")] == []
     page.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_both_compare_pages_fit_the_viewport(browser, served, width):
+    static_url, _ = _static_pair(browser, served)
+    for url, ready in ((static_url, "#ratio-h"), (served + f"compare/index.html?a={SITEGEN_RUN}&b={TORCH_RUN}", "#compare-diff table")):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(url)
+        page.locator(ready).first.wait_for(timeout=20_000)
+        scroll, inner, clipped = page.evaluate("""() => [document.documentElement.scrollWidth, window.innerWidth,
+            [...document.querySelectorAll("main td, main th")].filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60))]""")
+        assert scroll <= inner, (url, width, scroll)
+        assert clipped == [], (url, width, clipped[:5])
+        page.close()
