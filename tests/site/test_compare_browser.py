@@ -96,7 +96,8 @@ def test_any_pair_compares_with_javascript_from_the_url(browser, served):
 
 
 def test_the_script_follows_the_pre_rendered_pages_rule(browser, served):
-    """The same pair with JavaScript: the same ratio, and interval ends within 1% of the build's."""
+    """The same pair with JavaScript: the same ratio, and interval ends within 0.2% of the build's (the
+    ratio of interval ends, the rule for runs without samples, would give 2.687–2.790×: 0.4% off)."""
     _, static = _static_pair(browser, served)
     page = browser.new_page()
     page.goto(served + f"compare/index.html?a={SITEGEN_RUN}&b={LIGER_RERUN}")
@@ -105,7 +106,7 @@ def test_the_script_follows_the_pre_rendered_pages_rule(browser, served):
     assert "(ratio 2.732×)" in static and "(ratio 2.732×)" in dynamic
     built = list(map(float, INTERVAL.search(static).groups()))
     browser_made = list(map(float, INTERVAL.search(dynamic).groups()))
-    assert all(abs(x - y) <= 0.01 * x for x, y in zip(built, browser_made)), (built, browser_made)
+    assert all(abs(x - y) <= 0.002 * x for x, y in zip(built, browser_made)), (built, browser_made)
     assert "95% bootstrap interval of the ratio" in dynamic
     page.close()
 
