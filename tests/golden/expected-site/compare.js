@@ -279,22 +279,25 @@
     return figure;
   };
 
+  // A body row: its first cell the row's header; a cell is text, or a node (a link).
+  var tableRow = function (cells) {
+    var r = el("tr");
+    cells.forEach(function (cell, i) {
+      var c = el(i === 0 ? "th" : "td");
+      if (i === 0) { c.setAttribute("scope", "row"); }
+      if (cell instanceof Node) { c.appendChild(cell); } else { c.textContent = cell; }
+      r.appendChild(c);
+    });
+    return r;
+  };
+
   var table = function (head, rows, cls) {
     var wrap = el("div", null, "scroll"), t = el("table", null, cls), thead = el("thead"), tr = el("tr");
     head.forEach(function (h) { var th = el("th", h); th.setAttribute("scope", "col"); tr.appendChild(th); });
     thead.appendChild(tr);
     t.appendChild(thead);
     var body = el("tbody");
-    rows.forEach(function (row) {
-      var r = el("tr");
-      row.forEach(function (cell, i) {
-        var c = el(i === 0 ? "th" : "td");
-        if (i === 0) { c.setAttribute("scope", "row"); }
-        if (cell instanceof Node) { c.appendChild(cell); } else { c.textContent = cell; }
-        r.appendChild(c);
-      });
-      body.appendChild(r);
-    });
+    rows.forEach(function (cells) { body.appendChild(tableRow(cells)); });
     t.appendChild(body);
     wrap.appendChild(t);
     return wrap;
@@ -338,16 +341,7 @@
      ["95% interval", intervalText(a), intervalText(b)],
      ["Raw samples", a.samples.length ? a.samples.length.toLocaleString("en-US") : "none published", b.samples.length ? b.samples.length.toLocaleString("en-US") : "none published"],
      ["GPU", a.gpu, b.gpu], ["Pass", a.pass, b.pass], ["Protocol", a.protocol + " (" + a.family + ")", b.protocol + " (" + b.family + ")"],
-     ["Observed", a.observed, b.observed]].forEach(function (row) {
-      var tr = el("tr");
-      row.forEach(function (cell, i) {
-        var c = el(i === 0 ? "th" : "td");
-        if (i === 0) { c.setAttribute("scope", "row"); }
-        if (cell instanceof Node) { c.appendChild(cell); } else { c.textContent = cell; }
-        tr.appendChild(c);
-      });
-      sides.appendChild(tr);
-    });
+     ["Observed", a.observed, b.observed]].forEach(function (cells) { sides.appendChild(tableRow(cells)); });
     var distributions = document.getElementById("compare-distributions");
     [[a, aName], [b, bName]].forEach(function (pair) {
       if (pair[0].samples.length >= 2) { distributions.appendChild(histogram(pair[0], pair[1])); }
