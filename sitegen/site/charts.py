@@ -265,15 +265,16 @@ def trend_chart(*, title: str, desc: str, points: list[TrendPoint], x: Axis, y: 
         marks = []
         if p.low is not None and p.high is not None:
             marks.append(f'<path d="M{a} {_num(y_px(p.low))}V{_num(y_px(p.high))}" stroke="{colour}" stroke-width="1"/>')
-        if p.step and i:
-            before = placed[i - 1]
-            marks.append(f'<path d="M{before[0]} {before[1]}L{a} {b}" stroke="{STEP_COLOUR}" stroke-width="2.5" stroke-dasharray="5 3"/>')
+        if p.step:
+            if i:
+                before = placed[i - 1]
+                marks.append(f'<path d="M{before[0]} {before[1]}L{a} {b}" stroke="{STEP_COLOUR}" stroke-width="2.5" stroke-dasharray="5 3"/>')
             # Above the point pointing up for a slower run, below it pointing down for a faster one.
             sign = -1 if p.step == "up" else 1
             marks.append(f'<path class="step" d="M{a} {_num(y_px(p.y) + sign * 15)}l-6 {-sign * 8}h12z" fill="{STEP_COLOUR}"/>')
         marks.append(f'<circle cx="{a}" cy="{b}" r="4" fill="{colour}"/>')
         body.append(f'<a href={xmltext.attr(p.href)}><title>{_escape(p.label)}</title>{"".join(marks)}</a>')
     legend = [_legend_item(0, "run (bar: its 95% interval)", colour, "")]
-    if any(p.step for p in points[1:]):
+    if any(p.step for p in points):
         legend.append(_legend_item(1, "change marked", STEP_COLOUR, "5 3"))
     return _frame(title, desc, body, legend)

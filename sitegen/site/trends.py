@@ -37,6 +37,10 @@ RULE = ("A change is marked (▲ slower, ▼ faster) at a run whose value lies o
         "just before it and differs from it by at least the protocol's minimum effect (1% unless it says "
         "otherwise); where the earlier run has no interval, none is marked. Every point links to its run.")
 
+# A record page stays small however often one implementation is rerun: its charts show the
+# newest runs of the trend (changes are still found over all of them).
+TREND_POINTS = 100
+
 _cache: list = []
 
 
@@ -99,8 +103,13 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     members = _groups(index).get(trend_key(facts), [])
     if len(members) < 2:
         return []
-    unit, scale = _unit_of([f.value for f in members]) if facts.unit == "ns" else (facts.unit, 1.0)
     marked = changes(members)
+    total = len(members)
+    if total > TREND_POINTS:
+        start = total - TREND_POINTS
+        members = members[start:]
+        marked = {i - start: change for i, change in marked.items() if i >= start}
+    unit, scale = _unit_of([f.value for f in members]) if facts.unit == "ns" else (facts.unit, 1.0)
     name = L.implementation_label(facts.implementation)
     versions: list[str] = []
     for f in members:
@@ -117,6 +126,8 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     where = f"{L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
     label = f"{facts.metric} ({facts.statistic}, {unit})"
     summary = (f"{len(marked)} change{'s' if len(marked) != 1 else ''} marked" if marked else "no change marked")
+    if total > len(members):
+        summary = f"the {len(members)} newest of {total} runs; {summary}"
     desc = (f"{len(members)} runs' {facts.metric} ({facts.statistic}) in {unit}, each with its 95% interval, "
             f"from {members[0].observed} to {members[-1].observed}, {len(versions)} version{'s' if len(versions) != 1 else ''}; "
             f"{summary}. The table beside it lists the same values.")
@@ -130,7 +141,7 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
         title=f"History of {name}: {where}", desc=f"Chart over observed date of {desc}",
         points=[point(_days(f.run.spec.observedAt), i, f) for i, f in enumerate(members)],
         x=charts.Axis("observed", dates=True), y=charts.Axis(label, format=_tick),
-    )), columns, rows, note=f"{summary.capitalize()}. {RULE}")]
+    )), columns, rows, note=f"{summary[0].upper()}{summary[1:]}. {RULE}")]
     if len(versions) > 1:
         # Versions in the order they were first observed: a version string alone has no order sitegen can trust.
         order = {v: n for n, v in enumerate(versions)}

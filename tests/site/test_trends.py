@@ -120,3 +120,17 @@ def test_in_chromium_the_marked_point_opens_the_planted_run(planted):
         marked.locator("circle").click()
         page.wait_for_url(re.compile(re.escape(f"/runs/{STEP_RUN}/index.html") + "$"))
         page.close()
+
+
+def test_a_long_trend_shows_its_newest_runs_and_keeps_their_marks(planted, tmp_path, monkeypatch):
+    from sitegen.site import trends
+
+    monkeypatch.setattr(trends, "TREND_POINTS", 2)
+    out = tmp_path / "site"
+    build_site(planted.parent / "records", out, jobs=1)
+    figure = _figure(out, FLAT_RUN, "history")
+    rows = _table(figure)
+    assert [r[0][:10] for r in rows] == ["2026-08-22", "2026-08-23"]
+    # The planted step's earlier run is not drawn, but the change was found over every run.
+    assert rows[0][-1].startswith("▲ 46.3% slower") and figure.count('class="step"') == 1
+    assert "The 2 newest of 4 runs; 1 change marked." in figure
