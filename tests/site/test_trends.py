@@ -134,3 +134,25 @@ def test_a_long_trend_shows_its_newest_runs_and_keeps_their_marks(planted, tmp_p
     # The planted step's earlier run is not drawn, but the change was found over every run.
     assert rows[0][-1].startswith("▲ 46.3% slower") and figure.count('class="step"') == 1
     assert "The 2 newest of 4 runs; 1 change marked." in figure
+
+
+@pytest.mark.parametrize("later_ms, interval_ms, marked", [
+    (0.85, (0.80, 0.82), "up"),      # outside the interval, 4.9% slower: a change
+    (0.77, (0.80, 0.82), "down"),    # outside, 4.9% faster
+    (0.8125, (0.80, 0.812), None),   # just outside the interval but 0.3% off: under the 1% minimum effect
+    (0.84, (0.70, 0.90), None),      # 3.7% slower but inside a wide interval: noise, not a change
+])
+def test_the_rule_needs_both_the_interval_and_the_minimum_effect(later_ms, interval_ms, marked):
+    from conftest import FIXTURE
+    from sitegen.config import load_config
+    from sitegen.registry import open_registry
+    from sitegen.site.index import build_index
+    from sitegen.site.runfacts import Interval
+    from sitegen.site.trends import changes
+
+    index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
+    earlier, later = (index.by_digest[d] for d in sorted(f.digest for f in index.runs if f.name.startswith("sitegen-h200-tokens2048-2026")))
+    earlier.value, earlier.interval = 810_000.0, Interval(interval_ms[0] * 1e6, interval_ms[1] * 1e6, "bootstrap")
+    later.value = later_ms * 1e6
+    found = changes([earlier, later])
+    assert (found[1][0] if found else None) == marked, found
