@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from sitegen.model.common import Name
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.chart_views import ChartView, samples_chart
@@ -26,11 +27,8 @@ from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link
 from sitegen.site.ranking import ratio_interval
 from sitegen.site.uncertainty import REPLICATES
-from sitegen.model.common import Name
 
 APP_PATH = "compare/index.html"
-# What a comparison reads as its result rather than its identity (shown above the diff, left out
-# of it): spec.timing, spec.measurements and spec.sourceNative.metrics (_without_results).
 
 
 @dataclass(frozen=True)
@@ -157,7 +155,9 @@ def _ratio(a: RunFacts, b: RunFacts) -> tuple[str, str, str]:
 
 
 def _without_results(raw: dict) -> dict:
-    """The run document less its results, cut before flattening (KernelBench runs carry ten measurements each)."""
+    """The run document less what a comparison reads as its result rather than its identity (shown
+    above the diff): spec.timing, spec.measurements and spec.sourceNative.metrics. Cut before
+    flattening: KernelBench runs carry ten measurements each."""
     spec = {k: v for k, v in raw.get("spec", {}).items() if k not in ("timing", "measurements")}
     native = spec.get("sourceNative")
     if isinstance(native, dict) and "metrics" in native:
