@@ -67,6 +67,12 @@ def gpu_path(slug: str) -> str:
     return f"gpus/{slug}/index.html"
 
 
+def compare_path(ahead_digest: str, behind_digest: str) -> str:
+    """The pre-rendered comparison of two runs (sitegen.site.compare). Digest prefixes, not names:
+    two names of up to 200 characters would not fit one path segment."""
+    return f"compare/{ahead_digest.removeprefix('sha256:')[:16]}--{behind_digest.removeprefix('sha256:')[:16]}/index.html"
+
+
 def cohort_id(key: str) -> str:
     return "cohort-" + key.removeprefix("sha256:")[:16]
 
