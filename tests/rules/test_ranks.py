@@ -1,0 +1,107 @@
+"""The ranking rules docs/record-format.md and the "How ranks work" text state, one test each.
+
+Written from the rules, not the code: competition ranks (1, =2, =2, 4), a shared rank when
+the ratio's interval includes 1 even with a gap over the minimum effect, noise by the
+bootstrap half-width alone, and the representative chosen by evidence level before age.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from registry import RuleRegistry, spread
+
+MS = 1_000_000
+
+
+@pytest.fixture
+def registry(tmp_path):
+    return RuleRegistry(tmp_path / "records")
+
+
+def _cohort(registry, medians_ms: dict[str, float], half_width: float = 0.002):
+    for name, median in medians_ms.items():
+        registry.run(name, registry.implementation(name), spread(median * MS, half_width))
+    facts, _ = registry.index()
+    return {name: facts[name] for name in medians_ms}
+
+
+def test_a_tie_in_the_middle_gives_competition_ranks_1_2_2_4(registry):
+    # b and c are 0.5% apart (under the 1% minimum effect): they tie. a and d are 10%+ away from
+    # their neighbours with tight samples. The rank after a two-way tie at 2 is 4, not 3.
+    runs = _cohort(registry, {"a": 1.00, "b": 1.10, "c": 1.1055, "d": 1.30})
+    assert [runs[n].rank_label for n in "abcd"] == ["1", "=2", "=2", "4"]
+    assert [runs[n].rank for n in "abcd"] == [1, 2, 2, 4]
+
+
+def test_a_tie_at_the_top_is_shared_and_the_next_rank_counts_both(registry):
+    runs = _cohort(registry, {"a": 1.00, "b": 1.004, "c": 1.20})
+    assert [runs[n].rank_label for n in "abc"] == ["=1", "=1", "3"]
+
+
+def test_neighbours_over_the_minimum_effect_apart_share_a_rank_while_their_ratio_interval_includes_1(registry):
+    # Medians 2% apart (over the 1% minimum effect), but each run's samples spread ±30%:
+    # the bootstrap interval of their ratio straddles 1, so the order is not established.
+    registry.run("fast", registry.implementation("fast"), spread(1.00 * MS, 0.30, n=200))
+    registry.run("slow", registry.implementation("slow"), spread(1.02 * MS, 0.30, n=200))
+    facts, _ = registry.index()
+    fast, slow = facts["fast"], facts["slow"]
+    assert fast.noisy is None and slow.noisy is None, "the precondition: both rankable"
+    assert slow.value / fast.value - 1 >= 0.01
+    assert (fast.rank_label, slow.rank_label) == ("=1", "=1")
+    assert "includes 1" in slow.rank_reason
+
+
+def test_neighbours_whose_ratio_interval_excludes_1_and_gap_clears_the_minimum_effect_are_ranked_apart(registry):
+    registry.run("fast", registry.implementation("fast"), spread(1.00 * MS, 0.01, n=200))
+    registry.run("slow", registry.implementation("slow"), spread(1.03 * MS, 0.01, n=200))
+    facts, _ = registry.index()
+    assert (facts["fast"].rank_label, facts["slow"].rank_label) == ("1", "2")
+    assert "excludes 1" in facts["slow"].rank_reason
+
+
+@pytest.mark.parametrize("modes_ms, noisy", [((1.00, 1.14), True), ((1.00, 1.07), False)])
+def test_a_run_is_noisy_when_its_bootstrap_interval_alone_is_wider_than_5_percent(registry, modes_ms, noisy):
+    # Half the samples at each of two values: the median's bootstrap interval spans them
+    # (±6.5% of the value for 1.00/1.14, ±3.4% for 1.00/1.07), while p80/p20 stays at 1.14× or
+    # 1.07×, under the 1.5× spread rule, and the harness said nothing: only the interval decides.
+    low, high = (round(m * MS) for m in modes_ms)
+    registry.run("bimodal", registry.implementation("bimodal"), [low, high] * 10)
+    registry.run("steady", registry.implementation("steady"), spread(2.0 * MS, 0.001))
+    facts, _ = registry.index()
+    run = facts["bimodal"]
+    assert run.interval.method == "bootstrap"
+    assert run.interval.low == low and run.interval.high == high
+    if noisy:
+        assert run.rank is None and run.rank_label == "noisy"
+        assert "95% interval ±" in run.noisy and "over 5%" in run.noisy
+        assert facts["steady"].rank_label == "1"
+    else:
+        assert run.noisy is None
+        assert (run.rank_label, facts["steady"].rank_label) == ("1", "2")
+
+
+def test_the_representative_is_the_highest_evidence_level_not_the_newest_or_fastest(registry):
+    impl = registry.implementation("one")
+    registry.run("verified-old-slow", impl, spread(1.10 * MS, 0.002), observed="2026-08-01T00:00:00Z", signed=True)
+    registry.run("reproducible-newer", impl, spread(1.05 * MS, 0.002), observed="2026-08-10T00:00:00Z")
+    registry.run("reported-newest-fastest", impl, None, controlled=False, observed="2026-08-20T00:00:00Z",
+                 stated={"median": 1_000_000, "p20": 999_000, "p80": 1_001_000})
+    facts, _ = registry.index()
+    levels = {name: facts[name].level for name in facts}
+    assert levels == {"verified-old-slow": "Verified", "reproducible-newer": "Reproducible",
+                      "reported-newest-fastest": "Reported"}
+    head = facts["verified-old-slow"]
+    assert head.representative is None and head.rank_label == "1"
+    assert facts["reproducible-newer"].representative is head
+    assert facts["reported-newest-fastest"].representative is head
+    assert [f.name for f in head.also] == ["reported-newest-fastest", "reproducible-newer"]
+
+
+def test_among_runs_of_one_level_the_newest_represents(registry):
+    impl = registry.implementation("one")
+    registry.run("older", impl, spread(1.00 * MS, 0.002), observed="2026-08-01T00:00:00Z")
+    registry.run("newer", impl, spread(1.20 * MS, 0.002), observed="2026-08-02T00:00:00Z")
+    facts, _ = registry.index()
+    assert facts["older"].level == facts["newer"].level == "Reproducible"
+    assert facts["older"].representative is facts["newer"]
