@@ -91,6 +91,13 @@ class RuleRegistry:
             self.to_sign.append(name)
         return self._write("runs", doc)
 
+    def edit(self, name: str, change) -> None:
+        """Apply ``change`` to a written run's spec (before index(), which locks and signs)."""
+        path = self.root / "runs" / f"{name}.json"
+        doc = json.loads(path.read_text())
+        change(doc["spec"])
+        path.write_text(json.dumps(doc, indent=2))
+
     def index(self):
         """The registry as the site sees it, locked and signed first: facts by run name."""
         from sitegen.atomicwrite import write_atomic
