@@ -57,6 +57,24 @@ class RuleRegistry:
         change(doc["spec"])
         return self._write(folder, doc)
 
+    def amend(self, folder: str, name: str, change) -> str:
+        """Change a document in place, and every reference to it, down the chain (a workload that
+        names the operation gets a new digest, so do the runs naming the workload): its new digest."""
+        doc = self._read(folder, name)
+        old = document_digest(doc)
+        change(doc["spec"])
+        pending = [(old, self._write(folder, doc))]
+        while pending:
+            before, after = pending.pop()
+            self.template = json.loads(json.dumps(self.template).replace(before, after))
+            for path in self.root.rglob("*.json"):
+                text = path.read_text()
+                if before in text:
+                    referrer = json.loads(text)
+                    path.write_text(text.replace(before, after))
+                    pending.append((document_digest(referrer), document_digest(json.loads(path.read_text()))))
+        return document_digest(self._read(folder, name))
+
     def implementation(self, name: str, **revision) -> str:
         """An implementation like the fixture's sitegen one; ``revision`` replaces its projectRevision fields."""
         def change(spec):
