@@ -47,7 +47,7 @@ MODULES: dict[str, list[str]] = {
     "sitegen/rerun/integrity.py": ["tests/rerun/test_checks.py", "tests/rerun/test_evidence.py"],
     "sitegen/rerun/assemble.py": ["tests/rerun/test_checks.py", "tests/rerun/test_evidence.py"],
     "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_passes.py"],
-    "sitegen/transaction.py": [RULES + "test_lock_after_kill.py", "tests/adversarial/test_faults.py"],
+    "sitegen/transaction.py": ["tests/adversarial/test_lock_after_kill.py", "tests/adversarial/test_faults.py"],
     "sitegen/site/swap.py": ["tests/adversarial/test_swap_fallback.py"],
     "sitegen/inputfile.py": ["tests/adversarial/test_outside_links.py", "tests/foundation/test_bad_corpus.py"],
     "sitegen/strictjson.py": ["tests/foundation/test_rfc8785.py", "tests/foundation/test_bad_corpus.py"],
