@@ -66,7 +66,8 @@ def test_each_tolerance_fails_a_kernel_off_by_a_percent_and_passes_the_honest_on
 
     assert _gate(JSD(), dtype)["status"] == "passed"
     assert _gate(OffBy(off), dtype)["status"] == "failed"
-    assert protocol.TOLERANCES[dtype] < off - 1  # the bound itself, not just this draw
+    # The bound from below: an error of half the tolerance passes, so the tolerance is not tighter than stated.
+    assert _gate(OffBy(1 + protocol.TOLERANCES[dtype] / 2), dtype)["status"] == "passed"
 
 
 def _timed(module, timed_pass="forward", dtype="fp32"):
