@@ -105,3 +105,62 @@ def test_among_runs_of_one_level_the_newest_represents(registry):
     facts, _ = registry.index()
     assert facts["older"].level == facts["newer"].level == "Reproducible"
     assert facts["older"].representative is facts["newer"]
+
+
+def test_the_protocols_minimum_effect_replaces_the_1_percent(registry):
+    # 10% apart with tight samples: distinct under the default 1%, tied under a stated 20%.
+    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.2))
+    runs = _cohort(registry, {"a": 1.00, "b": 1.10})
+    assert (runs["a"].rank_label, runs["b"].rank_label) == ("=1", "=1")
+    assert "under the 20% minimum effect" in runs["b"].rank_reason
+
+
+def _published(registry, name: str, median: float, p20: float, p80: float) -> None:
+    registry.run(name, registry.implementation(name), None, controlled=False,
+                 stated={"median": round(median * MS), "p20": round(p20 * MS), "p80": round(p80 * MS)})
+
+
+def test_without_samples_the_ratio_spans_the_published_interval_ends_and_separates_when_they_do(registry):
+    # No samples: the ratio's range is behind.p20 / ahead.p80 to behind.p80 / ahead.p20.
+    _published(registry, "a", 1.00, 0.98, 1.02)
+    _published(registry, "b", 1.07, 1.05, 1.09)   # 1.05 / 1.02 > 1: separate
+    _published(registry, "c", 1.10, 1.08, 1.12)   # 1.08 / 1.09 < 1: tied with b
+    facts, _ = registry.index()
+    assert [facts[n].interval.method for n in "abc"] == ["published p20–p80"] * 3
+    assert [facts[n].rank_label for n in "abc"] == ["1", "=2", "=2"]
+    assert "1.029–1.112×" in facts["b"].rank_reason and "excludes 1" in facts["b"].rank_reason
+    assert "0.991–1.067×" in facts["c"].rank_reason and "includes 1" in facts["c"].rank_reason
+
+
+def test_a_run_with_samples_beside_one_without_compares_interval_ends(registry):
+    registry.run("sampled", registry.implementation("sampled"), spread(1.00 * MS, 0.002))
+    _published(registry, "published", 1.10, 1.02, 1.20)  # p80/p20 = 1.18: not noisy
+    facts, _ = registry.index()
+    low = facts["sampled"].interval
+    assert facts["published"].rank_label == "2"
+    # The range from each run's interval: its low end is the published p20 over the bootstrap's high end.
+    assert f"{1.02 * MS / low.high:.3f}–" in facts["published"].rank_reason
+
+
+def test_neighbours_with_no_interval_are_decided_by_the_gap_alone(registry):
+    for name, median in (("a", 1.00), ("b", 1.005), ("c", 1.03)):
+        registry.run(name, registry.implementation(name), None, controlled=False, stated={"median": round(median * MS)})
+    facts, _ = registry.index()
+    assert [facts[n].rank_label for n in "abc"] == ["=1", "=1", "3"]
+    assert all(facts[n].rank_note == "no interval" for n in "abc")
+    assert "under the 1% minimum effect (no interval)" in facts["b"].rank_reason
+    assert "at least the 1% minimum effect (no interval)" in facts["c"].rank_reason
+
+
+@pytest.mark.parametrize("passes, headline", [
+    (("forward", "backward", "full"), "full"),
+    (("backward", "forward"), "forward"),
+    (("backward",), "backward"),
+])
+def test_the_full_pass_heads_an_operation_whenever_it_has_one(registry, passes, headline):
+    from sitegen.site.ranking import headline_pass
+
+    for timed_pass in passes:
+        registry.run(timed_pass, registry.implementation("impl"), spread(1.0 * MS, 0.002), timedPass=timed_pass)
+    facts, _ = registry.index()
+    assert headline_pass(list(facts.values())) == headline
