@@ -45,7 +45,7 @@ MODULES: dict[str, list[str]] = {
     "sitegen/site/evidence.py": [RULES + "test_evidence_levels.py"],
     "sitegen/site/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/gate.py": [RULES + "test_gate.py"],
-    "sitegen/rerun/stats.py": ["tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
+    "sitegen/rerun/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     "sitegen/rerun/timedcheck.py": ["tests/rerun/test_evidence.py"],
     "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py", "tests/rerun/test_evidence.py"],
     "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py", "tests/rerun/test_evidence.py"],
