@@ -164,3 +164,83 @@ def test_the_full_pass_heads_an_operation_whenever_it_has_one(registry, passes, 
         registry.run(timed_pass, registry.implementation("impl"), spread(1.0 * MS, 0.002), timedPass=timed_pass)
     facts, _ = registry.index()
     assert headline_pass(list(facts.values())) == headline
+
+
+def test_the_reason_a_rank_is_shared_or_not_reads_as_the_rule(registry):
+    # The page and its JSON give the reason with each rank; published intervals make it exact.
+    _published(registry, "a", 1.00, 0.98, 1.02)
+    _published(registry, "b", 1.07, 1.05, 1.09)
+    _published(registry, "c", 1.10, 1.08, 1.12)
+    _published(registry, "d", 2.40, 2.30, 2.50)
+    facts, _ = registry.index()
+    how = "range from each run's published p20–p80"
+    assert facts["a"].rank_reason is None
+    assert facts["b"].rank_reason == f"7% behind a: ratio 1.070× ({how} 1.029–1.112×) excludes 1 and the gap is at least the 1% minimum effect"
+    assert facts["c"].rank_reason == f"2.8% behind b: ratio 1.028× ({how} 0.991–1.067×) includes 1"
+    assert facts["d"].rank_reason.startswith(f"2.18× c's value: ratio 2.182× ({how} 2.054–2.315×) excludes 1")
+
+
+def test_a_gap_under_the_minimum_effect_says_so_though_the_interval_excludes_1(registry):
+    runs = _cohort(registry, {"a": 1.00, "b": 1.005}, half_width=0.0005)
+    assert runs["b"].rank_label == "=1"
+    assert runs["b"].rank_reason.startswith("0.5% behind a: under the 1% minimum effect, though the ratio 1.005×")
+    assert runs["b"].rank_reason.endswith("excludes 1")
+
+
+@pytest.mark.parametrize("p80, noisy", [(1.55, True), (1.45, False)])
+def test_a_published_p80_over_p20_beyond_1_5_is_noisy(registry, p80, noisy):
+    _published(registry, "spread", 1.2, 1.0, p80)
+    _published(registry, "tight", 3.0, 2.99, 3.01)
+    facts, _ = registry.index()
+    if noisy:
+        assert facts["spread"].rank_label == "noisy"
+        assert facts["spread"].noisy == f"p80/p20 = {p80:.2f}× (over 1.5×)"
+    else:
+        assert facts["spread"].noisy is None and facts["spread"].rank_label == "1"
+
+
+def test_a_run_its_harness_called_noisy_is_noisy_whatever_its_samples(registry):
+    registry.run("flagged", registry.implementation("flagged"), spread(1.0 * MS, 0.001))
+    registry.edit("flagged", lambda s: s["evidence"].update(details={"noisy": True, "processSpreadRel": 0.08}))
+    registry.run("calm", registry.implementation("calm"), spread(1.5 * MS, 0.001))
+    registry.edit("calm", lambda s: s["evidence"].update(details={"noisy": False, "processSpreadRel": 0.01}))
+    facts, _ = registry.index()
+    assert facts["flagged"].rank_label == "noisy"
+    assert facts["flagged"].noisy == "the harness found its processes disagree (medians 8% apart)"
+    assert facts["calm"].noisy is None and facts["calm"].rank_label == "1"
+
+
+def _mean_protocol(registry, min_samples):
+    def change(spec):
+        spec["measurement"].update(primaryStatistic="mean", minSamples=min_samples)
+    registry.amend("protocols", "sitegen-rerun-forward", change)
+
+
+def test_a_mean_published_with_its_stdev_gets_the_normal_approximation_interval(registry):
+    # KernelBench's form: mean and standard deviation of n trials, no samples.
+    _mean_protocol(registry, 100)
+    registry.run("kb", registry.implementation("kb"), None, controlled=False,
+                 stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 20_000})
+    facts, _ = registry.index()
+    interval = facts["kb"].interval
+    half = 1.959964 * 20_000 / 10  # 1.96 · stdev / √100
+    assert (interval.low, interval.high) == pytest.approx((1_000_000 - half, 1_000_000 + half))
+    assert interval.method == "normal approximation of the mean (n = 100)"
+    assert facts["kb"].noisy is None  # ±0.4%
+
+
+def test_the_normal_approximation_needs_a_trial_count_of_at_least_two(registry):
+    _mean_protocol(registry, 1)
+    registry.run("kb", registry.implementation("kb"), None, controlled=False,
+                 stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 20_000})
+    facts, _ = registry.index()
+    assert facts["kb"].interval is None and facts["kb"].rank_note == "no interval"
+
+
+def test_a_wide_normal_approximation_is_noisy(registry):
+    # stdev 40% of the mean over 10 trials: ±24.8%, far over 5%.
+    _mean_protocol(registry, 10)
+    registry.run("kb", registry.implementation("kb"), None, controlled=False,
+                 stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 400_000})
+    facts, _ = registry.index()
+    assert facts["kb"].rank_label == "noisy" and "95% interval ±24.8%" in facts["kb"].noisy
