@@ -20,6 +20,7 @@ too, and MUTANT_UNDER_TEST, which mutmut sets in the environment, selects the mu
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -118,14 +119,33 @@ def measure(module: str) -> dict:
         # The spinner's frames are carriage-return noise; the lines after them say what went wrong.
         tail = "\n".join(line for line in (run.stdout + run.stderr).splitlines() if "⠋" not in line and line.strip())[-3000:]
         return {"module": module, "error": f"mutmut produced no results (exit {run.returncode}):\n{tail}", "seconds": seconds}
-    survivors = []
-    for name, status in sorted(statuses.items(), key=lambda item: _order(item[0])):
-        if status not in STATUS_KILLED:
-            diff = _mutmut(root, "show", name).stdout
-            survivors.append({"name": name, "status": status, "diff": _trim(diff)})
+    alive = [name for name, status in sorted(statuses.items(), key=lambda item: _order(item[0])) if status not in STATUS_KILLED]
+    diffs = _diffs(root, alive)
+    survivors = [{"name": name, "status": statuses[name], "diff": _trim(diffs[name])} for name in alive]
     killed = sum(s in STATUS_KILLED for s in statuses.values())
     return {"module": module, "killed": killed, "total": len(statuses), "survivors": survivors, "seconds": seconds,
             "tests": MODULES[module]}
+
+
+# `mutmut show` for many mutants in one process: a process each cost longer than the run itself.
+_SHOW = """
+import json, sys
+from mutmut.__main__ import find_mutant
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+out = {}
+for name in json.load(sys.stdin):
+    out[name] = get_diff_for_mutant(name, path=find_mutant(name).path)
+print(json.dumps(out))
+"""
+
+
+def _diffs(root: Path, names: list[str]) -> dict[str, str]:
+    if not names:
+        return {}
+    env = dict(os.environ, PYTHONPATH=str(root / "mutants"))
+    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=root, env=env, input=json.dumps(names),
+                           capture_output=True, text=True, check=True)
+    return json.loads(shown.stdout.strip().splitlines()[-1])
 
 
 def _order(name: str) -> tuple:
