@@ -49,7 +49,7 @@ def test_neighbours_over_the_minimum_effect_apart_share_a_rank_while_their_ratio
     assert fast.noisy is None and slow.noisy is None, "the precondition: both rankable"
     assert slow.value / fast.value - 1 >= 0.01
     assert (fast.rank_label, slow.rank_label) == ("=1", "=1")
-    assert "includes 1" in slow.rank_reason
+    assert "includes 1" in slow.rank_reason and slow.rank_note is None
 
 
 def test_neighbours_whose_ratio_interval_excludes_1_and_gap_clears_the_minimum_effect_are_ranked_apart(registry):
@@ -58,6 +58,7 @@ def test_neighbours_whose_ratio_interval_excludes_1_and_gap_clears_the_minimum_e
     facts, _ = registry.index()
     assert (facts["fast"].rank_label, facts["slow"].rank_label) == ("1", "2")
     assert "excludes 1" in facts["slow"].rank_reason
+    assert facts["fast"].rank_note is None and facts["slow"].rank_note is None  # intervals stood behind both
 
 
 @pytest.mark.parametrize("modes_ms, noisy", [((1.00, 1.14), True), ((1.00, 1.07), False)])
@@ -184,7 +185,7 @@ def test_a_gap_under_the_minimum_effect_says_so_though_the_interval_excludes_1(r
     runs = _cohort(registry, {"a": 1.00, "b": 1.005}, half_width=0.0005)
     assert runs["b"].rank_label == "=1"
     assert runs["b"].rank_reason.startswith("0.5% behind a: under the 1% minimum effect, though the ratio 1.005×")
-    assert runs["b"].rank_reason.endswith("excludes 1")
+    assert runs["b"].rank_reason.endswith("excludes 1") and runs["b"].rank_note is None
 
 
 @pytest.mark.parametrize("p80, noisy", [(1.55, True), (1.45, False)])
@@ -244,3 +245,49 @@ def test_a_wide_normal_approximation_is_noisy(registry):
                  stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 400_000})
     facts, _ = registry.index()
     assert facts["kb"].rank_label == "noisy" and "95% interval ±24.8%" in facts["kb"].noisy
+
+
+def test_the_published_interval_comes_from_the_primary_metrics_own_quantiles(registry):
+    # As Liger's importer writes runs: the median in timing, p20/p80 as measurements. Quantiles of
+    # another metric (peak memory, spread 10x) or another unit never stand for the latency's.
+    def published(spec):
+        spec["measurements"] = [
+            {"metric": "latency", "unit": "ns", "statistic": "p20", "value": 1_050_000},
+            {"metric": "latency", "unit": "ns", "statistic": "p80", "value": 1_150_000},
+            {"metric": "memory", "unit": "MB", "statistic": "p20", "value": 10},
+            {"metric": "memory", "unit": "MB", "statistic": "p80", "value": 100},
+        ]
+    registry.run("liger", registry.implementation("liger"), None, controlled=False, stated={"median": 1_100_000})
+    registry.edit("liger", published)
+    facts, _ = registry.index()
+    run = facts["liger"]
+    assert (run.interval.low, run.interval.high, run.interval.method) == (1_050_000, 1_150_000, "published p20–p80")
+    assert run.noisy is None
+
+
+def test_a_run_timed_by_measurements_alone_is_ranked_by_them(registry):
+    # No timing block: the latency statistics are measurements only.
+    def measured(spec):
+        del spec["timing"]
+        spec["measurements"] = [{"metric": "latency", "unit": "ns", "statistic": s, "value": v}
+                                for s, v in (("p20", 990_000), ("median", 1_000_000), ("p80", 1_010_000))]
+    registry.run("m", registry.implementation("m"), None, controlled=False, stated={"median": 1})
+    registry.edit("m", measured)
+    facts, _ = registry.index()
+    assert facts["m"].value == 1_000_000 and facts["m"].interval.method == "published p20–p80"
+    assert facts["m"].rank_label == "1"
+
+
+def test_boundaries_are_on_the_side_the_rule_states(registry):
+    # "at least the minimum effect" separates; "over 1.5×" is noisy, exactly 1.5× is not;
+    # a ratio interval reaching exactly 1 "includes 1". Values chosen to be exact in binary.
+    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.25))
+    _published(registry, "a", 0.6, 0.5, 0.75)       # p80/p20 = 1.5 exactly: not noisy
+    _published(registry, "b", 0.9, 0.75, 1.0)       # ratio low end = b's p20 / a's p80 = 1: includes 1
+    for name, median in (("c", 4.0), ("d", 5.0)):   # no interval; d is 25% behind c exactly
+        registry.run(name, registry.implementation(name), None, controlled=False, stated={"median": round(median * MS)})
+    facts, _ = registry.index()
+    assert facts["a"].noisy is None
+    assert facts["b"].noisy is None and facts["b"].rank_label == "=1" and "includes 1" in facts["b"].rank_reason
+    assert facts["b"].rank_note is None  # an interval stood behind this tie
+    assert facts["d"].rank_label == "4" and "at least the 25% minimum effect (no interval)" in facts["d"].rank_reason
