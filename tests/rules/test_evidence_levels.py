@@ -127,3 +127,49 @@ def test_two_verified_runs_are_replicated_only_on_different_gpus_within_the_agre
     registry.run("second", impl, spread(second_median, 0.002), uuid=second_gpu, signed=True, observedAt="2026-08-21T00:00:00Z")
     facts, _ = registry.index()
     assert (facts["first"].level, facts["second"].level) == (level, level)
+
+
+def _facts(registry, name):
+    facts, _ = registry.index()
+    return facts[name]
+
+
+def test_a_missing_promised_check_is_named_as_the_reason(registry):
+    registry.run("run", registry.implementation("impl"), SAMPLES, signed=True)
+    registry.edit("run", lambda s: s["evidence"]["integrity"].pop(1))  # exclusive_gpu
+    assert _facts(registry, "run").level_reason == "not Verified: the exclusive_gpu check was not recorded"
+
+
+def test_a_like_rerun_under_a_protocol_promising_no_checks_is_held_to_sitegens_own(registry):
+    # Liger's protocol promises no integrity checks; a --like rerun under it must still show
+    # every check sitegen's own protocol promises, so citing another protocol is never cheaper.
+    protocol = registry.amend("protocols", "liger-bench-do-bench-forward", lambda spec: spec.pop("integrity", None))
+    registry.run("like", registry.implementation("impl"), SAMPLES, signed=True, protocolDigest=protocol)
+    run = _facts(registry, "like")
+    assert run.level == "Reproducible"
+    assert run.level_reason == ("not Verified: the host_timed, repeated_input, throttle, timed_output checks "
+                                "were not run under the liger_kernel_bench protocol")
+
+
+def test_an_unsigned_rerun_says_verified_needs_a_trusted_signature(registry):
+    registry.run("run", registry.implementation("impl"), SAMPLES)
+    reason = _facts(registry, "run").level_reason
+    assert reason.startswith("not Verified: ") and reason.endswith("; Verified needs a valid signature by a key this registry trusts")
+
+
+@pytest.mark.parametrize("agreement, second_median, level", [
+    pytest.param(0.10, 1_080_000, "Replicated", id="the protocol's 10%: 8% apart agree"),
+    pytest.param(None, 1_080_000, "Verified", id="no stated agreement: 5%, so 8% apart do not"),
+    pytest.param(None, 1_040_000, "Replicated", id="no stated agreement: 5%, 4% apart agree"),
+])
+def test_replication_agrees_within_the_protocols_agreement_else_5_percent(registry, agreement, second_median, level):
+    def change(spec):
+        spec["integrity"].pop("agreement", None)
+        if agreement is not None:
+            spec["integrity"]["agreement"] = agreement
+    registry.amend("protocols", "sitegen-rerun-forward", change)
+    impl = registry.implementation("impl")
+    registry.run("first", impl, spread(1_000_000, 0.002), uuid="GPU-1", signed=True)
+    registry.run("second", impl, spread(second_median, 0.002), uuid="GPU-2", signed=True)
+    facts, _ = registry.index()
+    assert (facts["first"].level, facts["second"].level) == (level, level)
