@@ -41,8 +41,7 @@ MODULES: dict[str, list[str]] = {
     # The rules' own tests: each builds an index of a few runs (a fraction of a second), where
     # the site tests build whole sites (seconds each, 5-10 s a mutant on two shared cores).
     "sitegen/site/ranking.py": [RULES + "test_ranks.py"],
-    "sitegen/site/uncertainty.py": [RULES + "test_ranks.py",
-                                    "tests/site/test_site_ranks_trust.py::test_intervals_cover_the_statistic_and_are_reproducible"],
+    "sitegen/site/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/evidence.py": [RULES + "test_evidence_levels.py"],
     "sitegen/site/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/gate.py": [RULES + "test_gate.py"],
