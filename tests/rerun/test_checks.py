@@ -219,17 +219,16 @@ def test_the_repeated_input_probe_catches_a_cache_of_the_last_result_on_every_re
     assert not integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
 
 
-def test_an_honest_call_shows_no_speed_up_on_repeated_input():
+def test_an_honest_call_shows_no_speed_up_on_repeated_input(virtual_time):
     from sitegen.rerun.clock import Clock
     from sitegen.rerun.timing import collect
 
     class Honest(_LastResultCache):
         def __call__(self, i):
-            import time
-
-            time.sleep(0.01)  # long enough that a loaded machine's scheduling jitter is under 10% of it
+            virtual_time.sleep(0.01)  # the same 10 ms on fresh and repeated input alike
 
     out = collect(Clock("cpu"), Honest(3), min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
+    assert out["repeatedFreshMedianNs"] == out["repeatedMedianNs"] == 10_000_000
     assert integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
 
 
