@@ -172,7 +172,7 @@ class SideStream(torch.nn.Module):
         self.stream = torch.cuda.Stream()
 
     def forward(self, x, y):
-        from sitegen.rerun.implementations import TorchReference
+        from sitegen.operations.jsd_torch import TorchReference
 
         main = torch.cuda.current_stream()
         loss = _loss_only(x, y)

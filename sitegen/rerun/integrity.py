@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from sitegen.rerun import gpustate
+from sitegen.rerun.checkparams import DIGEST_SLACK
 
 REPEATED_MAX_SPEEDUP = 1.10
 # A read-mostly kernel can beat a device-to-device copy, which writes as much as it reads:
@@ -49,24 +50,6 @@ SAMPLE_BATCH_MS = 20.0
 THROTTLE_BUDGET_S = 12.0
 
 
-def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
-    """Fewest bytes the pass must move when it does its own work: T·V·b per tensor.
-
-    forward: read X and Y (2 T·V·b); the loss needs both, whatever else the pass does.
-    backward: write dX (T·V·b), the gradient it hands back.
-    full: read X and Y and write dX (3 T·V·b), the single-pass floor.
-
-    Work moved to another pass: a backward may hand back what its forward saved (Liger's and
-    the bundled kernel's forward write dX), so a backward under its own floor is judged on the
-    full pass instead, its own time plus the forward that built its graph (roofline's
-    `full_ns`); whenever both halves of a call were timed, their sum must clear the full floor.
-    Not kernels/reference.bytes_moved (3/2/5 T·V·b): that counts the traffic of the bundled
-    kernel's own strategy, for its roofline share in the benchmarks.
-    """
-    from_pass = {"forward": 2, "backward": 1, "full": 3}
-    return from_pass[timed_pass] * tokens * vocab * elem_bytes
-
-
 def floor_ns(nbytes: int, copy_bytes_per_s: float) -> float:
     """The time ``nbytes`` take at the measured copy bandwidth."""
     return nbytes / copy_bytes_per_s * 1e9
@@ -100,7 +83,6 @@ def roofline(median_ns: int, nbytes: int, copy_bytes_per_s: float | None, *, tim
 
 def timed_output(check: dict | None, rtol: float) -> dict:
     """The timed calls' own outputs against float64 (timedcheck.TimedCheck.verify's summary)."""
-    from sitegen.rerun.protocol import DIGEST_SLACK  # protocol imports this module
     if not check or not check.get("calls"):
         return {"name": "timed_output", "passed": False, "detail": "not checked: no timed call's output was kept"}
     bad = check["lossFailures"] + check["gradientFailures"]
