@@ -57,7 +57,7 @@ def cohort_table(rows: list[dict]) -> list[str]:
     """Lines of 'axes dtype pass: impl median ms (rank) …', ranks dense by median within a cohort."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((tuple(sorted(r["axes"].items())), r["dtype"], r["pass"]), []).append(r)
+        groups.setdefault((tuple(r["axes"].items()), r["dtype"], r["pass"]), []).append(r)
     lines = []
     for (axes, dtype, timed_pass), members in sorted(groups.items()):
         timed = sorted((r for r in members if r["medianNs"] is not None), key=lambda r: r["medianNs"])

@@ -17,7 +17,7 @@ import importlib.metadata
 import importlib.util
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sitegen.operations import IMPLEMENTATIONS_GROUP, Operation, entry_points
@@ -29,6 +29,7 @@ class ImplRef:
     """One implementation as the records name it."""
 
     name: str
+    """What the records and the summary call it: a peer's or entry point's name, else the class name."""
     target: str
     """pkg.module:Name of its Implementation class."""
     operation: str | None
@@ -41,6 +42,8 @@ class ImplRef:
     distribution: str | None = None
     dist_version: str | None = None
     commit: str | None = None
+    asked: str = ""
+    """What --impl named (reproduces the rerun's command line)."""
 
     @property
     def internal(self) -> bool:
@@ -180,9 +183,10 @@ def resolve(op: Operation, names: tuple[str, ...]) -> list[ImplRef]:
             continue
         if ref.operation != op.name:
             what = repr(ref.operation) if ref.operation else "no operation named as a string in its class body"
-            problems.append(Problem("--impl", "$", f"{name} ({ref.target}) implements {what}, not {op.name}"))
+            who = name if name == ref.target else f"{name} ({ref.target})"
+            problems.append(Problem("--impl", "$", f"{who} implements {what}, not {op.name}"))
             continue
-        refs.append(ref)
+        refs.append(replace(ref, asked=name))
     if problems:
         raise InputError(problems)
     return refs

@@ -115,7 +115,7 @@ def _command(case: Case, opts: Options) -> str:
     w = case.workload
     axes = " ".join(f"--axis {name}={value}" for name, value in w.axes)
     impl = next((ref for ref in opts.impls if ref.name == case.impl), None)
-    named = impl.target if impl is not None and ":" in case.impl else case.impl
+    named = impl.asked or impl.name if impl is not None else case.impl
     return (f"sitegen rerun --operation {opts.op.name} {axes} --dtype {w.dtype} "
             f"--pass {case.timed_pass} --impl {named}" + (" --interpret" if opts.interpret else ""))
 
