@@ -14,7 +14,7 @@ from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary
 
 # Checks whose failure refuses the time itself: the number would be wrong, not just doubtful.
 # The others (repeated_input, throttle, exclusive_gpu) flag the run; the site ranks no flagged run.
-REFUSING = ("roofline", "host_timed", "timed_output")
+REFUSING = ("roofline", "host_timed", "timed_output", *integrity.GUARDS)
 
 
 def correctness(gate: dict[str, Any] | None, op) -> dict[str, Any]:
@@ -94,6 +94,7 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         first = per_process[0]
         fresh = first.get("repeatedFreshMedianNs") or summary(first["samplesNs"])["median"]
         checks.insert(1, integrity.repeated_input(fresh, first.get("repeatedMedianNs")))
+    checks += guard_checks(per_process)
     result["integrity"] = checks
     result["gpuBefore"], result["gpuAfter"] = per_process[0].get("gpuBefore"), per_process[-1].get("gpuAfter")
     result["details"] = {"floorBytes": nbytes, "flop": op.flop(w, case.timed_pass), "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process),
@@ -121,6 +122,24 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     result["status"] = "passed"
     result["timing"] = block
     return result
+
+
+def guard_checks(per_process: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks on untrusted code, from what every process's windows and timed outputs saw
+    (absent where the process kept no such record: Liger's do_bench loop, older results)."""
+    if not any("guards" in p for p in per_process):
+        return []
+    seen: dict[str, str] = {}
+    for p in per_process:
+        for name, why in (p.get("guards") or {}).items():
+            seen.setdefault(name, why)
+        checked = p.get("timedCheck") or {}
+        if checked.get("foreignReason"):
+            seen.setdefault("plain_output", f"{checked['foreignReason']} ({checked['foreignOutputs']} of "
+                                            f"{checked['calls']} timed calls, never read)")
+        if checked.get("inputsReason"):
+            seen.setdefault("inputs_intact", checked["inputsReason"])
+    return [integrity.guard(name, seen.get(name)) for name in integrity.GUARDS]
 
 
 def _merge(checked: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import torch
 
 from sitegen.rerun.cases import Workload
 from sitegen.rerun.protocol import GATE_INPUTS, SMALL_ROWS
-from sitegen.rerun.timedcheck import foreign, modes
+from sitegen.rerun.timedcheck import aliasing, foreign, modes
 
 
 def checked_shapes(op, w: Workload) -> list[tuple[Workload, int]]:
@@ -56,9 +56,11 @@ def _poison(tensor_bytes: int, device: str) -> None:
 def check(module, op, inputs: tuple, ref_loss: float, ref_grads: tuple, rtol: float, device: str, clock) -> dict:
     """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
     _poison(max(inputs[j].numel() * inputs[j].element_size() for j in op.differentiable), device)
-    args = list(inputs)
+    # Copies of every input: one that writes into its inputs is seen, and the next
+    # implementation still gets the inputs as drawn.
+    args = [t.detach().clone() for t in inputs]
     for j in op.differentiable:
-        args[j] = inputs[j].detach().clone().requires_grad_()
+        args[j].requires_grad_()
     leaves = [args[j] for j in op.differentiable]
     active = modes()
     try:
@@ -73,6 +75,14 @@ def check(module, op, inputs: tuple, ref_loss: float, ref_grads: tuple, rtol: fl
     for grad in grads:
         if why := foreign(grad, active):
             return {"error": why, "passed": False}
+    if why := aliasing(args, [loss, *grads]):
+        return {"error": f"inputs_intact: {why}", "passed": False}
+    for j, (now, drawn) in enumerate(zip(args, inputs)):
+        if not torch.equal(now.detach(), drawn):
+            return {"error": f"inputs_intact: input {j} was written during the call", "passed": False}
+    if seen := clock.watch.take():
+        name, why = next(iter(seen.items()))
+        return {"error": f"{name}: {why}", "passed": False}
     got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
     written = got == got and all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
     loss_err = abs((got if got == got else 0.0) - ref_loss)
@@ -107,6 +117,7 @@ def gate_workload(modules: dict, op, w: Workload, rtol: float, device: str, cloc
         ref_loss = float(ref_loss)
         dims = list(inputs[0].shape)
         for name, module in modules.items():
+            clock.watch.subject = name
             out = check(module, op, inputs, ref_loss, ref_grads, rtol, device, clock)
             if "error" in out:
                 results[name]["errors"].append(f"{dims} seed {seed}: {out['error']}")

@@ -21,7 +21,7 @@ import secrets
 
 import torch
 
-from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, foreign, modes
+from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, aliasing, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -32,6 +32,14 @@ _BIG_SET_BYTES = 4 << 30
 def pool_size(inputs: tuple) -> int:
     set_bytes = sum(t.numel() * t.element_size() for t in inputs)
     return 2 if set_bytes > _BIG_SET_BYTES else 3
+
+
+def fingerprint(inputs: tuple) -> list[tuple[float, float]]:
+    """Every input's float64 sum and norm: cheap enough for every call (one read, no copy), and
+    changed by any write short of one that keeps both (the checked calls compare every element)."""
+    with torch.no_grad():
+        return [(float(t.detach().sum(dtype=torch.float64)), float(torch.linalg.vector_norm(t.detach(), dtype=torch.float64)))
+                for t in inputs]
 
 
 class PassRunner:
@@ -64,6 +72,7 @@ class PassRunner:
         self.args = [op.liger_script_inputs(s) if liger_script else s for s in self.sets]
         self.losses: list = [None] * n
         self.fwd_windows: list = [None] * n
+        self.prints: list = [None] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(*a) for a in self.args]
         self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol)
@@ -103,7 +112,9 @@ class PassRunner:
         """Untimed, immediately before call i (before its backward's graph, the lead and the
         flush): its set drawn again, so that nothing an earlier call left could know it."""
         if self.check is not None:
-            self.perturb(i % len(self.sets))
+            k = i % len(self.sets)
+            self.perturb(k)
+            self.prints[k] = fingerprint(self.sets[k])
 
     def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
@@ -113,9 +124,16 @@ class PassRunner:
         k = i % len(self.sets)
         # On every call, before anything reads the output: a subclass's methods or an active
         # mode would run the implementation's code inside the untimed reads below.
-        if out is not None and (foreign(out, self._modes) or any(foreign(g, self._modes) for g in self._grads(k))):
-            self.check.record_foreign()
+        why = out is not None and (foreign(out, self._modes) or next(
+            (w for g in self._grads(k) if (w := foreign(g, self._modes))), None))
+        if why:
+            self.check.record_foreign(why)
             check = out = None
+        elif out is not None and (shared := aliasing(self.sets[k], [out, *self._grads(k)])):
+            self.check.record_inputs(shared)
+        elif self.prints[k] is not None and (now := fingerprint(self.sets[k])) != self.prints[k]:
+            j = next(j for j, (a, b) in enumerate(zip(now, self.prints[k])) if a != b)
+            self.check.record_inputs(f"input {j} was written during the call (its float64 sum and norm changed)")
         if check and out is not None:
             # The loss as the call returned it, before anything else runs (a backward could
             # otherwise write into it).
@@ -127,10 +145,19 @@ class PassRunner:
                 other = self.fwd_windows[k]
             seed = self.recipes[k]
             grads = self._grads(k)
-            if any(foreign(g, self._modes) for g in grads):
-                self.check.record_foreign()
+            why = next((w for g in grads if (w := foreign(g, self._modes))), None)
+            if why:
+                self.check.record_foreign(why)
             else:
                 self.check.record(loss, grads, window, other, redraw=lambda: self._reference(seed))
+            if shared := aliasing(self.sets[k], [loss, *grads]):  # a forward's gradients exist only now
+                self.check.record_inputs(shared)
+            # The inputs as the call (and its other half) left them, against the same draw.
+            with torch.no_grad():
+                for j, (now, drawn) in enumerate(zip(self.sets[k], self._draw(seed))):
+                    if not torch.equal(now.detach(), drawn):
+                        self.check.record_inputs(f"input {j} was written during the call")
+                        break
         elif out is not None:
             self.check.record_loss()
         self.fwd_windows[k] = None

@@ -15,9 +15,12 @@ G's digest, ‖G‖, in float64) is the operation's float64 reference, computed 
 the call's inputs drawn again from their seed. An operation with several differentiable inputs
 has one digest per gradient (each viewed as [first dim, the rest]); each is judged alone.
 
-A call whose output is wrong fails the run's `timed_output` check: the time is refused. So does
-one that hands back a torch.Tensor subclass (its methods would run the implementation's code
-inside the harness's untimed reads) or leaves a torch function or dispatch mode active.
+A call whose output is wrong fails the run's `timed_output` check: the time is refused. One that
+hands back a torch.Tensor subclass (its methods would run the implementation's code inside the
+harness's untimed reads: a lazy result deferring its work past the timer) or leaves a torch
+function or dispatch mode active is never read and fails `plain_output`; one whose output
+shares memory with an input, or that wrote into its inputs (compared, on the checked calls,
+with the inputs drawn again from their seed), fails `inputs_intact`.
 """
 
 from __future__ import annotations
@@ -64,6 +67,16 @@ def as_matrix(shape) -> tuple[int, int]:
     return rows, math.prod(dims) // max(rows, 1)
 
 
+def aliasing(inputs, outputs) -> str | None:
+    """Why an output (the loss, a gradient) shares memory with an input, or None."""
+    held = {t.untyped_storage().data_ptr(): j for j, t in enumerate(inputs) if isinstance(t, torch.Tensor)}
+    for n, out in enumerate(outputs):
+        if isinstance(out, torch.Tensor) and out.untyped_storage().data_ptr() in held:
+            what = "the loss" if n == 0 else f"gradient {n - 1}"
+            return f"{what} shares memory with input {held[out.untyped_storage().data_ptr()]}"
+    return None
+
+
 class TimedCheck:
     """What one runner's checked calls returned, and the references for their own inputs."""
 
@@ -83,6 +96,9 @@ class TimedCheck:
             for rows, cols in self.shapes]
         self.calls: list[tuple] = []
         self.unchecked = 0
+        self.foreign_calls = 0
+        self.foreign_reason: str | None = None
+        self.inputs_reason: str | None = None
 
     def pick(self) -> bool:
         """Whether the call just issued gets checked."""
@@ -101,9 +117,14 @@ class TimedCheck:
         outside the timed loop."""
         self.calls.append((loss, self._digests(grads), redraw, window, other_window))
 
-    def record_foreign(self) -> None:
-        """A call whose output could not be read as plain data: wrong, never read."""
-        self.calls.append((None, None, None, None, None))
+    def record_foreign(self, reason: str) -> None:
+        """A call whose output could not be read as plain data: never read (plain_output)."""
+        self.foreign_calls += 1
+        self.foreign_reason = self.foreign_reason or reason
+
+    def record_inputs(self, reason: str) -> None:
+        """An output that shares memory with an input, or an input written by the call (inputs_intact)."""
+        self.inputs_reason = self.inputs_reason or reason
 
     def verify(self) -> dict:
         """Every checked call's loss and digests against its reference (one synchronisation)."""
@@ -112,9 +133,6 @@ class TimedCheck:
         worst_loss = worst_grad = 0.0
         full_ns = []
         for loss, got, redraw, ev, other in self.calls:
-            if redraw is None:
-                loss_bad, grad_bad, worst_loss, worst_grad = loss_bad + 1, grad_bad + 1, math.inf, math.inf
-                continue
             ref_loss, ref_grads = redraw()
             ref, value = float(ref_loss), float(loss)
             err = abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
@@ -134,7 +152,9 @@ class TimedCheck:
             if ev is not None and other is not None:
                 full_ns.append(max(1, ev.stream_ns() + other.stream_ns()))
         cap = 1e300
-        return {"calls": len(self.calls) + self.unchecked, "checkedGradients": len(self.calls),
+        return {"calls": len(self.calls) + self.unchecked + self.foreign_calls, "checkedGradients": len(self.calls),
+                "foreignOutputs": self.foreign_calls, "foreignReason": self.foreign_reason,
+                "inputsReason": self.inputs_reason,
                 "lossFailures": loss_bad, "gradientFailures": grad_bad,
                 "worstLossRelError": min(worst_loss, cap), "worstGradientRelError": min(worst_grad, cap),
                 "fullPassNs": full_ns}

@@ -109,6 +109,7 @@ def run(plan: dict) -> dict:
         guard.start_case()
         before = guard.settle()
         runner = None
+        clock.watch.subject = impl
         try:
             runner = PassRunner(modules[impl], op, w, device, p,
                                 seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
@@ -155,6 +156,9 @@ def implementation(target: str, operation: str) -> dict:
     from sitegen.operations import Implementation, import_target
     from sitegen.problems import InputError
 
+    from sitegen.rerun import guards
+
+    threads = guards.thread_ids()
     try:
         cls = import_target(target, target)
         impl = cls() if isinstance(cls, type) else cls
@@ -166,8 +170,11 @@ def implementation(target: str, operation: str) -> dict:
         if why:
             return {"ok": False, "version": None, "reason": why}
         version = impl.version()
-        return {"ok": True, "version": version if isinstance(version, str) else None, "reason": None,
-                "module": impl.build()}
+        module = impl.build()
+        refused = guards.check_build(threads)
+        if refused:
+            return {"ok": False, "version": None, "reason": refused}
+        return {"ok": True, "version": version if isinstance(version, str) else None, "reason": None, "module": module}
     except InputError as exc:
         return {"ok": False, "version": None, "reason": exc.problems[0].message}
     except Exception as exc:  # an implementation that fails to build is absent, with the reason

@@ -21,13 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 RERUN_TESTS = ["tests/rerun/test_checks.py", "tests/rerun/test_evidence.py", "tests/rerun/test_passes.py",
                "tests/rerun/test_selftest.py"]
 SITE_TESTS = ["tests/site/test_site_ranks_trust.py", "tests/site/test_site_ranking.py"]
+UNTRUSTED_TESTS = ["tests/rerun/test_untrusted.py"]
 
 # name, file, text as it is, text of the mutant, tests that must catch it
 MUTANTS = [
     ("host_timed never refuses", "sitegen/rerun/integrity.py",
      '"passed": hidden <= bound,', '"passed": True,', RERUN_TESTS),
     ("host_timed never refuses under do_bench", "sitegen/rerun/integrity.py",
-     "ok = median_ns >= HOST_MIN_RATIO * hidden or hidden - median_ns <= HOST_SLACK_NS", "ok = True", RERUN_TESTS),
+     "ok = hidden - median_ns <= HOST_MAX_SHARE * median_ns + HOST_SLACK_NS", "ok = True", RERUN_TESTS),
     ("hiddenNs forced to 0", "sitegen/rerun/timing.py", '"hiddenNs": clock.hidden_ns(tails)', '"hiddenNs": 0', RERUN_TESTS),
     ("hostWaitNs forced to 0 under do_bench", "sitegen/rerun/timing.py",
      '"hostWaitNs": int(statistics.median(wait))', '"hostWaitNs": 0', RERUN_TESTS),
@@ -58,7 +59,7 @@ MUTANTS = [
      "            seed = self.recipes[k]\n", "            self.perturb(k)\n            seed = self.recipes[k]\n",
      RERUN_TESTS),
     ("a window without its device-wide synchronize", "sitegen/rerun/clock.py",
-     "        self.sync()\n        return result, Window(", "        return result, Window(", RERUN_TESTS),
+     "        self.sync()\n        window = Window(", "        window = Window(", RERUN_TESTS),
     ("empty windows not subtracted", "sitegen/rerun/clock.py",
      "max(0, int(statistics.median(waits)) - self.base_ns())", "max(0, int(statistics.median(waits)))", RERUN_TESTS),
     ("repeated_input never flags", "sitegen/rerun/integrity.py",
@@ -69,6 +70,28 @@ MUTANTS = [
      '"name": "exclusive_gpu", "passed": ok,', '"name": "exclusive_gpu", "passed": True,', RERUN_TESTS),
     ("a flagged run keeps its rank", "sitegen/site/index.py",
      'reasons += [f"flagged: {text}" for text in flagged]', "pass", SITE_TESTS),
+    # Issue 28: the checks on code sitegen did not write, and host_timed tightened.
+    ("clock_intact never reported", "sitegen/rerun/guards.py",
+     'self.violations.setdefault("clock_intact", ', '(lambda *a: None)("clock_intact", ', UNTRUSTED_TESTS),
+    ("a clock patched at import or build let through", "sitegen/rerun/guards.py",
+     "return f\"refused by clock_intact: importing or building it replaced {', '.join(labels)}\"", "return None",
+     UNTRUSTED_TESTS),
+    ("host_threads never reported", "sitegen/rerun/guards.py",
+     'self.violations.setdefault("host_threads", f"Python thread', '(lambda *a: None)("host_threads", f"Python thread',
+     UNTRUSTED_TESTS),
+    ("plain_output never fails", "sitegen/rerun/timedcheck.py",
+     "self.foreign_reason = self.foreign_reason or reason", "self.foreign_reason = None", UNTRUSTED_TESTS),
+    ("inputs_intact never fails", "sitegen/rerun/timedcheck.py",
+     "self.inputs_reason = self.inputs_reason or reason", "self.inputs_reason = None", UNTRUSTED_TESTS),
+    ("the gate lets an input be written", "sitegen/rerun/gate.py",
+     'return {"error": f"inputs_intact: input {j} was written during the call", "passed": False}', "pass",
+     UNTRUSTED_TESTS),
+    ("host_timed share back to 10%", "sitegen/rerun/integrity.py",
+     "HIDDEN_MAX_SHARE = 0.02", "HIDDEN_MAX_SHARE = 0.10", UNTRUSTED_TESTS),
+    ("host_timed slack back to 50 us", "sitegen/rerun/integrity.py",
+     "HIDDEN_SLACK_NS = 30_000", "HIDDEN_SLACK_NS = 50_000", UNTRUSTED_TESTS),
+    ("do_bench host_timed share 50%", "sitegen/rerun/integrity.py",
+     "HOST_MAX_SHARE = 0.02", "HOST_MAX_SHARE = 0.5", UNTRUSTED_TESTS),
 ]
 
 

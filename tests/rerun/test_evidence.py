@@ -180,9 +180,15 @@ class LazyOutputs(torch.nn.Module):
 def test_an_output_that_computes_itself_when_read_is_refused_unread():
     gated = _gate(LazyOutputs())
     assert gated["status"] == "failed" and "not a plain torch.Tensor" in gated["notes"]
-    check = _timed(LazyOutputs())["timedCheck"]
-    assert check["lossFailures"] == check["gradientFailures"] == check["checkedGradients"] == check["calls"], check
+    per = _timed(LazyOutputs())
+    check = per["timedCheck"]
+    # Never read, so never counted wrong: refused as not plain, and nothing left to check.
+    assert check["foreignOutputs"] == check["calls"] > 0 and check["checkedGradients"] == 0, check
     assert not integrity.timed_output(check, 1e-3)["passed"]
+    from sitegen.rerun.assemble import guard_checks
+
+    plain = next(c for c in guard_checks([per]) if c["name"] == "plain_output")
+    assert not plain["passed"] and "not a plain torch.Tensor" in plain["detail"]
 
 
 def test_references_come_from_the_inputs_as_drawn_not_as_the_call_left_them():
