@@ -17,7 +17,11 @@ from sitegen.problems import InputError, Problem
 OPERATIONS_GROUP = "sitegen.operations"
 IMPLEMENTATIONS_GROUP = "sitegen.implementations"
 # Shipped with sitegen; an installed sitegen also declares them as entry points (pyproject).
-BUILTIN = {"jsd": "sitegen.operations.jsd:JSD"}
+BUILTIN = {
+    "jsd": "sitegen.operations.jsd:JSD",
+    "cross-entropy": "sitegen.operations.liger_losses:CrossEntropy",
+    "kl-div": "sitegen.operations.liger_losses:KLDiv",
+}
 
 
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:

@@ -63,6 +63,9 @@ class Operation:
     """What computes the float64 reference, for the protocol document."""
     differentiable: ClassVar[tuple[int, ...]] = (0,)
     """Which inputs get gradients."""
+    writable_inputs: ClassVar[tuple[int, ...]] = ()
+    """Inputs an implementation may overwrite, its gradient living in their storage (inputs_intact
+    skips them): only where a training step never reads them again and a peer does so by design."""
     # What the protocol document says of this operation (its notes are written for a reader).
     inputs_notes: ClassVar[str] = "the operation's inputs (drawn by its make_inputs)"
     """What one call's inputs are."""

@@ -38,7 +38,8 @@ def fingerprint(inputs: tuple) -> list[tuple[float, float]]:
     """Every input's float64 sum and norm: cheap enough for every call (one read, no copy), and
     changed by any write short of one that keeps both (the checked calls compare every element)."""
     with torch.no_grad():
-        return [(float(t.detach().sum(dtype=torch.float64)), float(torch.linalg.vector_norm(t.detach(), dtype=torch.float64)))
+        return [None if t is None else (float(t.detach().sum(dtype=torch.float64)),
+                                        float(torch.linalg.vector_norm(t.detach().double() if not t.is_floating_point() else t.detach(), dtype=torch.float64)))
                 for t in inputs]
 
 
@@ -84,6 +85,11 @@ class PassRunner:
     def _leaves(self, k: int) -> list:
         return [self.sets[k][j] for j in self.op.differentiable]
 
+    def _guarded(self, k: int) -> tuple:
+        """The inputs of set k no call may write or share memory with (None where the
+        operation lets it: positions stay those of the inputs)."""
+        return tuple(None if j in self.op.writable_inputs else t for j, t in enumerate(self.sets[k]))
+
     def _grads(self, k: int) -> list:
         return [leaf.grad for leaf in self._leaves(k)]
 
@@ -114,7 +120,7 @@ class PassRunner:
         if self.check is not None:
             k = i % len(self.sets)
             self.perturb(k)
-            self.prints[k] = fingerprint(self.sets[k])
+            self.prints[k] = fingerprint(self._guarded(k))
 
     def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
@@ -129,9 +135,9 @@ class PassRunner:
         if why:
             self.check.record_foreign(why)
             check = out = None
-        elif out is not None and (shared := aliasing(self.sets[k], [out, *self._grads(k)])):
+        elif out is not None and (shared := aliasing(self._guarded(k), [out, *self._grads(k)])):
             self.check.record_inputs(shared)
-        elif self.prints[k] is not None and (now := fingerprint(self.sets[k])) != self.prints[k]:
+        elif self.prints[k] is not None and (now := fingerprint(self._guarded(k))) != self.prints[k]:
             j = next(j for j, (a, b) in enumerate(zip(now, self.prints[k])) if a != b)
             self.check.record_inputs(f"input {j} was written during the call (its float64 sum and norm changed)")
         if check and out is not None:
@@ -150,12 +156,12 @@ class PassRunner:
                 self.check.record_foreign(why)
             else:
                 self.check.record(loss, grads, window, other, redraw=lambda: self._reference(seed))
-            if shared := aliasing(self.sets[k], [loss, *grads]):  # a forward's gradients exist only now
+            if shared := aliasing(self._guarded(k), [loss, *grads]):  # a forward's gradients exist only now
                 self.check.record_inputs(shared)
             # The inputs as the call (and its other half) left them, against the same draw.
             with torch.no_grad():
                 for j, (now, drawn) in enumerate(zip(self.sets[k], self._draw(seed))):
-                    if not torch.equal(now.detach(), drawn):
+                    if j not in self.op.writable_inputs and not torch.equal(now.detach(), drawn):
                         self.check.record_inputs(f"input {j} was written during the call")
                         break
         elif out is not None:

@@ -1,0 +1,99 @@
+"""Cross entropy and KL divergence as operation plugins (issue 28 item 3): their documents are
+the ones the Liger importer wrote into records/, and each reruns under --interpret at tiny sizes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sitegen.digest import document_digest
+from sitegen.operations import load
+
+REPO = Path(__file__).resolve().parents[2]
+RECORDS = REPO / "records"
+
+
+@pytest.mark.parametrize("name", ["cross-entropy", "kl-div"])
+def test_the_operation_and_liger_s_workloads_are_the_importer_s_documents(name):
+    op = load(name)
+    written = json.loads((RECORDS / "operations" / f"{name}.json").read_text())
+    assert document_digest(op.operation_document()) == document_digest(written)
+    sweep = [op.workload("fp32", tokens=t, vocab=v) for t in op.default_axes["tokens"] for v in op.default_axes["vocab"]]
+    assert len(sweep) == 6
+    for w in sweep:
+        doc = op.workload_document(w)
+        path = RECORDS / "workloads" / name / f"{doc['metadata']['name']}.json"
+        assert document_digest(doc) == document_digest(json.loads(path.read_text())), path
+
+
+def test_the_float64_references_match_autograd():
+    torch = pytest.importorskip("torch")
+    for name, module in (("cross-entropy", torch.nn.CrossEntropyLoss()), ("kl-div", torch.nn.KLDivLoss(reduction="batchmean"))):
+        op = load(name)
+        inputs = op.make_inputs(op.workload("fp32", tokens=6, vocab=11), 7, "cpu")
+        x = inputs[0].double().requires_grad_()
+        rest = [t.double() if t.is_floating_point() else t for t in inputs[1:]]
+        module(x, *rest).backward()
+        loss, (grad,) = op.reference(inputs)
+        torch.testing.assert_close(grad, x.grad, rtol=1e-6, atol=1e-12)
+        torch.testing.assert_close(loss, module(x.detach(), *rest), rtol=1e-6, atol=1e-12)
+
+
+def test_liger_s_cross_entropy_may_write_its_gradient_over_the_logits():
+    # Liger's kernel stores dX in the logits' storage; cross entropy allows exactly that input.
+    torch = pytest.importorskip("torch")
+    from sitegen.rerun.assemble import guard_checks
+    from sitegen.rerun.clock import Clock
+    from sitegen.rerun.passes import PassRunner
+    from sitegen.rerun.timing import collect
+
+    class GradInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, logits, target):
+            x = logits.detach()
+            lse = torch.logsumexp(x, dim=-1)
+            loss = (lse - x.gather(1, target[:, None]).squeeze(1)).mean()
+            grad = torch.softmax(x, dim=-1)
+            grad[torch.arange(x.shape[0]), target] -= 1.0
+            x.copy_(grad / x.shape[0])  # over the logits, as Liger does
+            ctx.save_for_backward(x)
+            return loss
+
+        @staticmethod
+        def backward(ctx, g):
+            (grad,) = ctx.saved_tensors
+            return grad * g, None
+
+    class LigerLike(torch.nn.Module):
+        def forward(self, logits, target):
+            return GradInPlace.apply(logits, target)
+
+    op = load("cross-entropy")
+    clock = Clock("cpu")
+    runner = PassRunner(LigerLike(), op, op.workload("fp32", tokens=8, vocab=64), "cpu", "full", seed=1,
+                        rtol=op.tolerances["fp32"], clock=clock)
+    per = collect(clock, runner, min_samples=12, min_ms=0.0, max_ms=0.0, repeated_probe=False, warmup=(1, 0.0))
+    assert all(c["passed"] for c in guard_checks([per])), guard_checks([per])
+    assert per["timedCheck"]["lossFailures"] == per["timedCheck"]["gradientFailures"] == 0
+    # KL divergence allows no such thing.
+    assert load("kl-div").writable_inputs == ()
+
+
+@pytest.mark.parametrize("name", ["cross-entropy", "kl-div"])
+def test_reruns_under_interpret_at_tiny_sizes(name, tmp_path):
+    for module in ("torch", "triton", "numpy"):
+        pytest.importorskip(module)
+    out = tmp_path / "records"
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--operation", name, "--interpret",
+                           "--pass", "forward,full", "--processes", "1", "--out", str(out), "--json"],
+                          capture_output=True, text=True, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert {(r["impl"], r["pass"], r["status"]) for r in summary["runs"]} == {
+        ("torch", "forward", "passed"), ("torch", "full", "passed")}
+    assert set(summary["leftOut"]) == {"liger", "torch-compile"}
+    assert f"sitegen rerun --operation {name} --axis tokens=8 --axis vocab=64" in json.loads(
+        (out / summary["runs"][0]["file"]).read_text())["spec"]["evidence"]["command"]
