@@ -21,6 +21,7 @@ BUILTIN = {
     "jsd": "sitegen.operations.jsd:JSD",
     "cross-entropy": "sitegen.operations.liger_losses:CrossEntropy",
     "kl-div": "sitegen.operations.liger_losses:KLDiv",
+    "fused-linear-jsd": "sitegen.operations.fused_linear_jsd:FusedLinearJSD",
 }
 
 

@@ -97,3 +97,28 @@ def test_reruns_under_interpret_at_tiny_sizes(name, tmp_path):
     assert set(summary["leftOut"]) == {"liger", "torch-compile"}
     assert f"sitegen rerun --operation {name} --axis tokens=8 --axis vocab=64" in json.loads(
         (out / summary["runs"][0]["file"]).read_text())["spec"]["evidence"]["command"]
+
+
+def test_the_fused_head_writes_the_importer_s_documents_and_counts_8_bthv_flop_for_full():
+    op = load("fused-linear-jsd")
+    written = json.loads((RECORDS / "operations" / "fused-linear-jsd.json").read_text())
+    assert document_digest(op.operation_document()) == document_digest(written)
+    for tokens in op.default_axes["tokens"]:
+        w = op.workload("bf16", tokens=tokens, hidden=4096, vocab=128256)
+        doc = op.workload_document(w)
+        path = RECORDS / "workloads" / "fused-linear-jsd" / f"{doc['metadata']['name']}.json"
+        assert document_digest(doc) == document_digest(json.loads(path.read_text())), path
+        assert op.flop(w, "full") == 8 * tokens * 4096 * 128256
+
+
+def test_the_fused_head_reruns_under_interpret(tmp_path):
+    for module in ("torch", "triton", "numpy"):
+        pytest.importorskip(module)
+    out = tmp_path / "records"
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--operation", "fused-linear-jsd", "--interpret",
+                           "--impl", "sitegen,torch", "--pass", "forward", "--processes", "1", "--out", str(out), "--json"],
+                          capture_output=True, text=True, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert {(r["impl"], r["status"]) for r in runs} == {("sitegen", "passed"), ("torch", "passed")}
+    assert runs[0]["axes"] == {"tokens": 8, "hidden": 16, "vocab": 64}
