@@ -22,6 +22,7 @@ BUILTIN = {
     "cross-entropy": "sitegen.operations.liger_losses:CrossEntropy",
     "kl-div": "sitegen.operations.liger_losses:KLDiv",
     "fused-linear-jsd": "sitegen.operations.fused_linear_jsd:FusedLinearJSD",
+    "rms-norm": "sitegen.operations.rms_norm:RMSNorm",
 }
 
 

@@ -7,8 +7,9 @@ workload: ``make_inputs`` (seeded), ``reference`` (float64 output and gradients)
 ``bytes_moved``/``flop`` per pass (the roofline's floor and the record's FLOP count). The
 harness (sitegen.rerun) calls only these; it knows no operation by name.
 
-Calling convention: ``module(*inputs)`` returns a scalar loss in the input dtype; the inputs
-at ``differentiable`` get gradients from ``loss.backward()``. Torch is imported inside the
+Calling convention: ``module(*inputs)`` returns a scalar loss in the input dtype, and the inputs
+at ``differentiable`` get gradients from ``loss.backward()``; or (``output_shape``) a tensor,
+whose backward is given ``make_grad_output``'s gradient. Torch is imported inside the
 methods only: the parent process plans from the class attributes without it.
 """
 
@@ -122,6 +123,16 @@ class Operation:
     def reference(self, inputs: tuple) -> tuple[Any, tuple]:
         """(loss, gradients of the differentiable inputs), float64 tensors on the inputs' device."""
         raise NotImplementedError
+
+    def output_shape(self, w: Workload) -> tuple[int, ...] | None:
+        """The output's shape where it is a tensor (its backward gets make_grad_output's
+        gradient); None for a scalar loss (backward() with no argument)."""
+        return None
+
+    def make_grad_output(self, w: Workload, seed: int, device: str):
+        """The gradient a tensor output's backward is given, drawn from ``seed``; None for a loss.
+        reference(inputs, grad_output) then returns the output and the gradients it gives."""
+        return None
 
     def bytes_moved(self, w: Workload, timed_pass: str) -> int:
         """Fewest bytes the pass must move through device memory (the roofline floor)."""

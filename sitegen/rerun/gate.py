@@ -53,8 +53,11 @@ def _poison(tensor_bytes: int, device: str) -> None:
     del held
 
 
-def check(module, op, inputs: tuple, ref_loss: float, ref_grads: tuple, rtol: float, device: str, clock) -> dict:
-    """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
+def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, device: str, clock,
+          grad_output=None) -> dict:
+    """One implementation on one input: errors, fully-written flag, pass/fail (never raises).
+    ``ref_loss`` is a float for a scalar loss, the float64 output for a tensor one (whose
+    backward gets ``grad_output``)."""
     _poison(max(inputs[j].numel() * inputs[j].element_size() for j in op.differentiable), device)
     # Copies of every input: one that writes into its inputs is seen, and the next
     # implementation still gets the inputs as drawn.
@@ -68,7 +71,7 @@ def check(module, op, inputs: tuple, ref_loss: float, ref_grads: tuple, rtol: fl
         # Before anything reads it: a subclass's methods would run the implementation's code.
         if why := foreign(loss, active):
             return {"error": why, "passed": False}
-        clock.window(loss.backward)
+        clock.window(lambda: loss.backward(grad_output))
     except Exception as exc:  # an implementation that raises fails the gate; it is reported
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
     grads = [leaf.grad for leaf in leaves]
@@ -84,10 +87,19 @@ def check(module, op, inputs: tuple, ref_loss: float, ref_grads: tuple, rtol: fl
     if seen := clock.watch.take():
         name, why = next(iter(seen.items()))
         return {"error": f"{name}: {why}", "passed": False}
-    got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
+    if grad_output is None:
+        got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
+        loss_err = abs((got if got == got else 0.0) - ref_loss)
+        max_abs = loss_err
+    else:  # a tensor output, compared norm-wise as a gradient is
+        if tuple(loss.shape) != tuple(ref_loss.shape):
+            return {"error": f"returned shape {list(loss.shape)}, not {list(ref_loss.shape)}", "passed": False}
+        got = 0.0 if bool(torch.isfinite(loss.detach()).all()) else float("nan")
+        diff = loss.detach().double().nan_to_num(nan=0.0).sub_(ref_loss).abs_()
+        loss_err, max_abs = float(torch.linalg.vector_norm(diff)), float(diff.max()) if diff.numel() else 0.0
+        ref_loss = float(torch.linalg.vector_norm(ref_loss))
     written = got == got and all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
-    loss_err = abs((got if got == got else 0.0) - ref_loss)
-    max_abs, rel, grads_ok = loss_err, loss_err / max(abs(ref_loss), 1e-300), True
+    rel, grads_ok = loss_err / max(abs(ref_loss), 1e-300), True
     for grad, ref_grad in zip(grads, ref_grads):
         # Unwritten (NaN) elements are read as 0 so the errors stay finite numbers.
         g = torch.zeros_like(ref_grad) if grad is None else grad.double().nan_to_num_(nan=0.0)
@@ -114,12 +126,15 @@ def gate_workload(modules: dict, op, w: Workload, rtol: float, device: str, cloc
     results = {name: {"cases": [], "errors": []} for name in modules}
     for shape, seed in checked_shapes(op, w):
         inputs = tuple(op.make_inputs(shape, seed, device))
-        ref_loss, ref_grads = op.reference(inputs)
-        ref_loss = float(ref_loss)
+        g = op.make_grad_output(shape, seed ^ (1 << 61), device)
+        ref_loss, ref_grads = op.reference(inputs) if g is None else op.reference(inputs, g)
+        ref_loss = float(ref_loss) if g is None else ref_loss
         dims = list(inputs[0].shape)
         for name, module in modules.items():
             clock.watch.subject = name
-            out = check(module, op, inputs, ref_loss, ref_grads, rtol, device, clock)
+            # A copy each: a backward may write into the gradient it is given.
+            out = check(module, op, inputs, ref_loss, ref_grads, rtol, device, clock,
+                        grad_output=None if g is None else g.clone())
             if "error" in out:
                 results[name]["errors"].append(f"{dims} seed {seed}: {out['error']}")
                 continue

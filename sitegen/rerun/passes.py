@@ -21,7 +21,7 @@ import secrets
 
 import torch
 
-from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, aliasing, foreign, modes
+from sitegen.rerun.timedcheck import TimedCheck, aliasing, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -71,12 +71,15 @@ class PassRunner:
             for j in op.differentiable:
                 inputs[j].requires_grad_()
         self.args = [op.liger_script_inputs(s) if liger_script else s for s in self.sets]
+        # The gradient each call's backward gets: None for a scalar loss, else drawn with the set.
+        self.gouts = [self._gout(s) for s in self.recipes]
         self.losses: list = [None] * n
         self.fwd_windows: list = [None] * n
         self.prints: list = [None] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(*a) for a in self.args]
-        self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol)
+        self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol,
+                                                          op.output_shape(workload))
         self._modes = modes()
 
     def __len__(self) -> int:
@@ -97,6 +100,9 @@ class PassRunner:
         k = i % len(self.sets)
         for leaf in self._leaves(k):
             leaf.grad = None
+        # Drawn again before every call: a backward may write into the gradient it is given (Liger's
+        # RMSNorm does, in place), and the reference is computed from the draw.
+        self.gouts[k] = self._gout(self.recipes[k])
         if self.timed_pass == "backward" and not self.liger_script:
             self.losses[k], self.fwd_windows[k] = self._window(lambda: self.module(*self.args[k]))
 
@@ -108,10 +114,10 @@ class PassRunner:
             loss = self.losses[k]
             if not self.liger_script:
                 self.losses[k] = None
-            loss.backward(retain_graph=self.liger_script)
+            loss.backward(self.gouts[k], retain_graph=self.liger_script)
             return loss
         loss = self.module(*self.args[k])
-        loss.backward(retain_graph=self.liger_script)
+        loss.backward(self.gouts[k], retain_graph=self.liger_script)
         return loss
 
     def draw(self, i: int) -> None:
@@ -143,10 +149,10 @@ class PassRunner:
         if check and out is not None:
             # The loss as the call returned it, before anything else runs (a backward could
             # otherwise write into it).
-            loss = _loss_copy(out)
+            loss = self.check.output(out)
             other = None
             if self.timed_pass == "forward":
-                _, other = self._window(out.backward)
+                _, other = self._window(lambda: out.backward(self.gouts[k]))
             elif self.timed_pass == "backward":
                 other = self.fwd_windows[k]
             seed = self.recipes[k]
@@ -180,8 +186,13 @@ class PassRunner:
     def _draw(self, seed: int) -> tuple:
         return tuple(self.op.make_inputs(self._workload, seed, self._device))
 
+    def _gout(self, seed: int):
+        # Its own stream of the seed: never the same numbers as an input's.
+        return self.op.make_grad_output(self._workload, seed ^ (1 << 61), self._device)
+
     def _reference(self, seed: int):
-        return self.op.reference(self._draw(seed))
+        g = self._gout(seed)
+        return self.op.reference(self._draw(seed)) if g is None else self.op.reference(self._draw(seed), g)
 
     def _window(self, fn):
         """The other half of a pass (a backward's forward, a forward's backward) in the same

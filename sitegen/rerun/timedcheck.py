@@ -80,7 +80,7 @@ def aliasing(inputs, outputs) -> str | None:
 class TimedCheck:
     """What one runner's checked calls returned, and the references for their own inputs."""
 
-    def __init__(self, grad_shapes: list, device: str, rtol: float | None):
+    def __init__(self, grad_shapes: list, device: str, rtol: float | None, out_shape=None):
         import random
         import secrets
 
@@ -94,6 +94,11 @@ class TimedCheck:
             (torch.randn(cols, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64),
              torch.randn(rows, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64))
             for rows, cols in self.shapes]
+        # A tensor output (out_shape) is digested as a gradient is; a scalar loss is kept whole.
+        self.out_shape = as_matrix(out_shape) if out_shape is not None else None
+        self.out_projection = None if out_shape is None else (
+            torch.randn(self.out_shape[1], DIGEST_DIM, generator=gen, device=device, dtype=torch.float64),
+            torch.randn(self.out_shape[0], DIGEST_DIM, generator=gen, device=device, dtype=torch.float64))
         self.calls: list[tuple] = []
         self.unchecked = 0
         self.foreign_calls = 0
@@ -103,6 +108,25 @@ class TimedCheck:
     def pick(self) -> bool:
         """Whether the call just issued gets checked."""
         return len(self.calls) < ALWAYS_CHECKED or self.rng.random() < CHECK_SHARE
+
+    def output(self, out) -> torch.Tensor:
+        """The output as the call returned it, kept for verify(): a scalar loss copied in float64,
+        a tensor output's digest (NaN where it is not what the operation returns)."""
+        if self.out_shape is None:
+            return _loss_copy(out)
+        if not isinstance(out, torch.Tensor) or out.numel() != self.out_shape[0] * self.out_shape[1]:
+            return torch.full((DIGEST_DIM,), float("nan"), dtype=torch.float64)
+        return digest(out.detach().reshape(self.out_shape), *self.out_projection)
+
+    def _output_error(self, kept: torch.Tensor, ref_out) -> float:
+        if self.out_shape is None:
+            ref, value = float(ref_out), float(kept)
+            return abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
+        want = digest(ref_out.reshape(self.out_shape), *self.out_projection)
+        delta = float(torch.linalg.vector_norm(kept - want))
+        norm = float(torch.linalg.vector_norm(ref_out))
+        # A digest estimates the norm-wise error within the draw's allowance, as a gradient's.
+        return delta / (math.sqrt(DIGEST_DIM) * max(norm, 1e-300)) / DIGEST_SLACK if delta == delta else math.inf
 
     def record_loss(self) -> None:
         self.unchecked += 1
@@ -134,8 +158,7 @@ class TimedCheck:
         full_ns = []
         for loss, got, redraw, ev, other in self.calls:
             ref_loss, ref_grads = redraw()
-            ref, value = float(ref_loss), float(loss)
-            err = abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
+            err = self._output_error(loss, ref_loss)
             worst_loss = max(worst_loss, err)
             loss_bad += not err <= rtol
             err = 0.0

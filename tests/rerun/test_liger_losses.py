@@ -122,3 +122,72 @@ def test_the_fused_head_reruns_under_interpret(tmp_path):
     runs = json.loads(done.stdout)["runs"]
     assert {(r["impl"], r["status"]) for r in runs} == {("sitegen", "passed"), ("torch", "passed")}
     assert runs[0]["axes"] == {"tokens": 8, "hidden": 16, "vocab": 64}
+
+
+# RMSNorm: a tensor output, whose backward gets a drawn gradient.
+def _rms_module(scale_y=1.0, after=0):
+    torch = pytest.importorskip("torch")
+
+    class Norm(torch.nn.Module):
+        """The torch peer's math; from call `after` on, y is `scale_y` times too large."""
+
+        calls = 0
+
+        def forward(self, x, w):
+            Norm.calls += 1
+            y = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+            return (w * y.to(x.dtype)) * (scale_y if Norm.calls > after else 1.0)
+
+    return Norm()
+
+
+def test_rms_norm_documents_are_the_importer_s_and_its_reference_is_the_expression():
+    torch = pytest.importorskip("torch")
+    op = load("rms-norm")
+    written = json.loads((RECORDS / "operations" / "rms-norm.json").read_text())
+    assert document_digest(op.operation_document()) == document_digest(written)
+    for hidden in op.default_axes["hidden"]:
+        doc = op.workload_document(op.workload("bf16", tokens=2048, hidden=hidden))
+        path = RECORDS / "workloads" / "rms-norm" / f"{doc['metadata']['name']}.json"
+        assert document_digest(doc) == document_digest(json.loads(path.read_text())), path
+    w = op.workload("fp32", tokens=3, hidden=5)
+    x, weight = op.make_inputs(w, 4, "cpu")
+    g = op.make_grad_output(w, 9, "cpu")
+    y, (dx, dw) = op.reference((x, weight), g)
+    x64, w64 = x.double().requires_grad_(), weight.double().requires_grad_()
+    want = torch.nn.functional.rms_norm(x64, (5,), w64, eps=1e-6)
+    want.backward(g.double())
+    torch.testing.assert_close(y, want.detach())
+    torch.testing.assert_close((dx, dw), (x64.grad, w64.grad))
+
+
+def test_a_wrong_tensor_output_fails_the_gate_and_the_timed_output_check():
+    pytest.importorskip("torch")
+    from sitegen.rerun.clock import Clock
+    from sitegen.rerun.gate import gate_workload
+    from sitegen.rerun.passes import PassRunner
+    from sitegen.rerun.timing import collect
+
+    op = load("rms-norm")
+    w = op.workload("fp32", tokens=8, hidden=64)
+    assert gate_workload({"m": _rms_module()}, op, w, op.tolerances["fp32"], "cpu")["m"]["status"] == "passed"
+    assert gate_workload({"m": _rms_module(1.01)}, op, w, op.tolerances["fp32"], "cpu")["m"]["status"] == "failed"
+    clock = Clock("cpu")
+    runner = PassRunner(_rms_module(1.01, after=6), op, w, "cpu", "full", seed=2, rtol=op.tolerances["fp32"], clock=clock)
+    check = collect(clock, runner, min_samples=16, min_ms=0.0, max_ms=0.0, repeated_probe=False, warmup=(1, 0.0))["timedCheck"]
+    assert check["lossFailures"] > 0 and check["gradientFailures"] > 0, check
+    honest = PassRunner(_rms_module(), op, w, "cpu", "backward", seed=2, rtol=op.tolerances["fp32"], clock=clock)
+    check = collect(clock, honest, min_samples=16, min_ms=0.0, max_ms=0.0, repeated_probe=False, warmup=(1, 0.0))["timedCheck"]
+    assert check["lossFailures"] == check["gradientFailures"] == 0 and check["checkedGradients"] >= 2, check
+
+
+def test_rms_norm_reruns_under_interpret(tmp_path):
+    for module in ("torch", "triton", "numpy"):
+        pytest.importorskip(module)
+    out = tmp_path / "records"
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--operation", "rms-norm", "--interpret",
+                           "--processes", "1", "--out", str(out), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert {(r["impl"], r["pass"], r["status"]) for r in runs} == {
+        ("torch", p, "passed") for p in ("forward", "backward", "full")}
