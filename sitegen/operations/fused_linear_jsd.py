@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
-from sitegen.operations.liger_losses import _Peer
+from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer, revision
 from sitegen.rerun.cases import Workload
 
 BETA = 0.5
@@ -19,7 +19,7 @@ BETA = 0.5
 _REFERENCE_CHUNK = 1024
 
 
-class FusedLinearJSD(Operation):
+class FusedLinearJSD(ImportedDocuments, Operation):
     name = "fused-linear-jsd"
     kernel = "fused_linear_jsd"
     title = "Fused linear Jensen-Shannon divergence loss"
@@ -51,23 +51,6 @@ class FusedLinearJSD(Operation):
     input_names = "both inputs and both weights"
     bytes_notes = ("forward: read both inputs and both weights, (T+V)·2H·b; full: also write grad_input and "
                    "grad_weight, (T+V)·3H·b; FLOP 4·T·H·V forward, 8·T·H·V full")
-
-    @property
-    def definition(self) -> str:
-        from sitegen.importers.ligertables import SEMANTICS
-
-        return SEMANTICS.get(self.kernel, self.title)
-
-    def operation_document(self) -> dict[str, Any]:
-        from sitegen.importers import catalog
-
-        return catalog.operation_document(self.kernel)
-
-    def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.importers import catalog
-
-        return catalog.workload_document(self.kernel, {"vocab": w["vocab"], "hidden": w["hidden"], "tokens": w["tokens"]},
-                                         dtype=w.dtype)
 
     def make_inputs(self, w: Workload, seed: int, device: str) -> tuple:
         import torch
@@ -113,41 +96,23 @@ class SitegenFusedLinearJSD(Implementation):
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
         from sitegen.importers import catalog
-        from sitegen.operations.jsd import _kernels_file
         from sitegen.rerun.records import named
-        from sitegen.rerun.revision import source_digest
 
         doc = catalog.implementation_document("fused_linear_jsd", "sitegen", None)
-        revision = {"project": "sitegen", **{k: v for k, v in (
-            ("repository", repository), ("commit", commit), ("version", version),
-            ("sourceDigest", source_digest(_kernels_file("fused_linear_jsd.py")))) if v}}
-        doc["spec"].update({"name": "sitegen", "projectRevision": revision,
+        doc["spec"].update({"name": "sitegen",
+                            "projectRevision": revision("fused_linear_jsd.py", version=version, commit=commit,
+                                                        repository=repository),
                             "callable": {"module": "sitegen.kernels.fused_linear_jsd", "name": "FusedLinearJSD"},
                             "licensing": {"license": "BSD-2-Clause"}})
         doc["metadata"]["title"] = self.title
         return named(doc, "sitegen-fused-linear-jsd")
 
 
-class LigerFusedLinearJSDPeer(_Peer):
+class LigerFusedLinearJSDPeer(LigerPeer):
     operation = "fused-linear-jsd"
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
-    kernel, provider = "fused_linear_jsd", "liger"
-
-    def available(self) -> str | None:
-        try:
-            from liger_kernel.transformers import LigerFusedLinearJSD  # noqa: F401
-        except Exception as exc:  # an optional peer that fails to import is simply absent
-            return f"{type(exc).__name__}: {exc}"
-        return None
-
-    def version(self) -> str | None:
-        import importlib.metadata
-
-        try:
-            return importlib.metadata.version("liger-kernel")
-        except importlib.metadata.PackageNotFoundError:
-            return None
+    kernel, liger_class = "fused_linear_jsd", "LigerFusedLinearJSD"
 
     def build(self, *, dynamic: bool = False):
         from liger_kernel.transformers import LigerFusedLinearJSD
@@ -155,21 +120,16 @@ class LigerFusedLinearJSDPeer(_Peer):
         return LigerFusedLinearJSD(jsd_beta=BETA)
 
 
-class TorchLinearJSD(_Peer):
+class TorchLinearJSD(TorchPeer):
     """linear_jsd_reference in float32 with the GEMM in the inputs' dtype (bf16 logits, as a plain
     torch head has them)."""
 
     operation = "fused-linear-jsd"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
-    kernel, provider, callable = "fused_linear_jsd", "torch", ("sitegen.kernels.linear_jsd_reference", "linear_jsd_reference")
+    kernel, callable = "fused_linear_jsd", ("sitegen.kernels.linear_jsd_reference", "linear_jsd_reference")
 
-    def version(self) -> str | None:
-        import torch
-
-        return torch.__version__
-
-    def build(self, *, dynamic: bool = False):
+    def module(self):
         import torch
 
         from sitegen.kernels.linear_jsd_reference import linear_jsd_reference
@@ -179,7 +139,7 @@ class TorchLinearJSD(_Peer):
                 return linear_jsd_reference(xs, ws, xt, wt, beta=BETA, compute_dtype=torch.float32,
                                             logits_in_input_dtype=True)
 
-        return torch.compile(Head(), dynamic=dynamic) if self.provider == "torch_compile" else Head()
+        return Head()
 
 
 class CompiledLinearJSD(TorchLinearJSD):
@@ -214,16 +174,12 @@ class MatmulSitegenJSD(Implementation):
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
         from sitegen.digest import document_digest
         from sitegen.formatversion import API_VERSION
-        from sitegen.operations.jsd import _kernels_file
         from sitegen.rerun.records import named
-        from sitegen.rerun.revision import source_digest
 
-        revision = {"project": "sitegen", **{k: v for k, v in (
-            ("repository", repository), ("commit", commit), ("version", version),
-            ("sourceDigest", source_digest(_kernels_file("jsd.py")))) if v}}
         doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
                "metadata": {"name": "", "title": "matmul + sitegen JSD · Fused linear Jensen-Shannon divergence loss"},
-               "spec": {"name": "matmul + sitegen JSD", "projectRevision": revision,
+               "spec": {"name": "matmul + sitegen JSD",
+                        "projectRevision": revision("jsd.py", version=version, commit=commit, repository=repository),
                         "operation": {"specDigest": document_digest(op)},
                         "callable": {"module": "sitegen.operations.fused_linear_jsd", "name": "MatmulSitegenJSD"},
                         "licensing": {"license": "BSD-2-Clause"}}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
+from sitegen.operations.peers import LigerPeer, TorchPeer, kernels_file, revision
 from sitegen.rerun.cases import Workload
 
 BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
@@ -121,15 +122,6 @@ def logprobs(rows: int, vocab: int, dtype: str, device: str, seed: int):
     return torch.log_softmax(logits, dim=-1).to(torch_dtype(dtype))
 
 
-def _kernels_file(name: str):
-    import importlib.util
-    from pathlib import Path
-
-    # Located without importing sitegen.kernels (whose modules import torch).
-    spec = importlib.util.find_spec("sitegen.kernels")
-    return Path(next(iter(spec.submodule_search_locations))) / name
-
-
 class SitegenJSD(Implementation):
     operation = "jsd"
     needs = ("torch", "triton")
@@ -149,14 +141,10 @@ class SitegenJSD(Implementation):
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
         from sitegen.importers import catalog
-        from sitegen.rerun.revision import source_digest
 
         doc = catalog.implementation_document("jsd", "sitegen", None)
-        revision = {"project": "sitegen", **{k: v for k, v in (
-            ("repository", repository), ("commit", commit), ("version", version),
-            ("sourceDigest", source_digest(_kernels_file("jsd.py")))) if v}}
         doc["spec"].update({
-            "name": "sitegen", "projectRevision": revision,
+            "name": "sitegen", "projectRevision": revision("jsd.py", version=version, commit=commit, repository=repository),
             "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
             "support": {"dtypes": ["fp32", "bf16", "fp16"], "passes": ["forward", "backward", "full"], "devices": ["cuda"]},
             "licensing": {"license": self.license}, "passNotes": dict(self.pass_notes),
@@ -167,68 +155,36 @@ class SitegenJSD(Implementation):
         return named(doc, "sitegen-jsd")
 
 
-class LigerJSDPeer(Implementation):
+class LigerJSDPeer(LigerPeer):
     operation = "jsd"
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
-
-    def available(self) -> str | None:
-        try:
-            from liger_kernel.transformers import LigerJSD  # noqa: F401
-        except Exception as exc:  # an optional peer that fails to import is simply absent
-            return f"{type(exc).__name__}: {exc}"
-        return None
-
-    def version(self) -> str | None:
-        import importlib.metadata
-
-        try:
-            return importlib.metadata.version("liger-kernel")
-        except importlib.metadata.PackageNotFoundError:
-            import liger_kernel
-
-            return getattr(liger_kernel, "__version__", None)
+    kernel, liger_class = "jsd", "LigerJSD"
 
     def build(self, *, dynamic: bool = False):
         from liger_kernel.transformers import LigerJSD
 
         return LigerJSD(beta=BETA)
 
-    def document(self, op: dict, *, run_version, **_) -> dict:
-        # Exactly as the importer writes it: reruns of Liger share its implementation pages.
-        from sitegen.importers import catalog
 
-        return catalog.implementation_document("jsd", "liger", run_version)
+class TorchJSD(TorchPeer):
+    """sitegen's reference expression run by PyTorch."""
 
-
-class TorchJSD(Implementation):
     operation = "jsd"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
-    provider = "torch"
+    kernel, callable = "jsd", ("sitegen.kernels.reference", "jsd_reference")
 
-    def version(self) -> str | None:
-        import torch
-
-        return torch.__version__
-
-    def build(self, *, dynamic: bool = False):
+    def module(self):
         from sitegen.operations.jsd_torch import TorchReference
 
         return TorchReference(BETA)
 
-    def document(self, op: dict, *, run_version, **_) -> dict:
-        from sitegen.importers import catalog
+    def amend(self, spec: dict) -> None:
         from sitegen.rerun.revision import source_digest
 
-        doc = catalog.implementation_document("jsd", self.provider, run_version)
         # The peer is sitegen's reference expression run by PyTorch: pin that file's bytes too.
-        doc["spec"]["projectRevision"]["sourceDigest"] = source_digest(_kernels_file("reference.py"))
-        doc["spec"]["callable"] = {"module": "sitegen.kernels.reference", "name": "jsd_reference",
-                                   "variant": "torch.compile" if self.provider == "torch_compile" else "eager"}
-        from sitegen.rerun.records import named
-
-        return named(doc, doc["metadata"]["name"])
+        spec["projectRevision"]["sourceDigest"] = source_digest(kernels_file("reference.py"))
 
 
 class TorchCompileJSD(TorchJSD):
@@ -236,13 +192,3 @@ class TorchCompileJSD(TorchJSD):
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
     provider = "torch_compile"
-
-    def build(self, *, dynamic: bool = False):
-        """torch.compile is timed with static shapes (one graph per timed shape, the fastest
-        code it makes); the correctness gate, which sees several shapes and never times, may
-        ask for dynamic=True to compile once per dtype."""
-        import torch
-
-        from sitegen.operations.jsd_torch import TorchReference
-
-        return torch.compile(TorchReference(BETA), dynamic=dynamic)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitegen.operations.base import Implementation, Operation, torch_dtype
+from sitegen.operations.base import Operation, torch_dtype
+from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer
 from sitegen.rerun.cases import Workload
 
 LIGER_VOCAB = (4096, 8192, 16384, 32768, 65536, 131072)
 LIGER_TOKENS = (16384,)  # B·T = 8 × 2048 in Liger's benchmark scripts
 
 
-class _LigerLoss(Operation):
+class _LigerLoss(ImportedDocuments, Operation):
     """A loss over [tokens, vocab] rows whose documents are the Liger importer's."""
 
-    kernel: str  # the Liger benchmark's kernel name (catalog)
     family = "loss"
     axes = ("tokens", "vocab")
     default_axes = {"tokens": LIGER_TOKENS, "vocab": LIGER_VOCAB}
@@ -29,23 +29,6 @@ class _LigerLoss(Operation):
     interpret_peers = ("torch",)
     interpret_left_out = ("Liger-Kernel's kernels need a GPU or Triton's interpreter, and inductor compiles C++ for "
                           "every shape on a CPU, tens of seconds each")
-
-    @property
-    def definition(self) -> str:
-        from sitegen.importers.ligertables import SEMANTICS
-
-        return SEMANTICS[self.kernel]
-
-    def operation_document(self) -> dict[str, Any]:
-        from sitegen.importers import catalog
-
-        return catalog.operation_document(self.kernel)
-
-    def workload_document(self, w: Workload) -> dict[str, Any]:
-        # Exactly as the importer writes it (no tensors listed): same digest, same cohort.
-        from sitegen.importers import catalog
-
-        return catalog.workload_document(self.kernel, {"vocab": w["vocab"], "tokens": w["tokens"]}, dtype=w.dtype)
 
     def flop(self, w: Workload, timed_pass: str) -> int:
         # Per element: exp, sum, log or product terms (~5) forward; ~3 for the gradient.
@@ -137,67 +120,7 @@ class KLDiv(_LigerLoss):
 
 # -- peers ------------------------------------------------------------------------------
 
-class _Peer(Implementation):
-    kernel: str
-    provider: str
-
-    def document(self, op: dict, *, run_version, **_) -> dict:
-        # The importer's own ImplementationRevision where it has one (Liger's, at its version).
-        from sitegen.importers import catalog
-        from sitegen.rerun.records import named
-
-        doc = catalog.implementation_document(self.kernel, self.provider, run_version)
-        if self.provider == "liger":
-            return doc
-        module, name = self.callable
-        doc["spec"]["callable"] = {"module": module, "name": name,
-                                   "variant": "torch.compile" if self.provider == "torch_compile" else "eager"}
-        return named(doc, doc["metadata"]["name"])
-
-
-class _LigerPeer(_Peer):
-    provider = "liger"
-    liger_class: str
-
-    def available(self) -> str | None:
-        try:
-            import liger_kernel.transformers as lt
-
-            getattr(lt, self.liger_class)
-        except Exception as exc:  # an optional peer that fails to import is simply absent
-            return f"{type(exc).__name__}: {exc}"
-        return None
-
-    def version(self) -> str | None:
-        import importlib.metadata
-
-        try:
-            return importlib.metadata.version("liger-kernel")
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-
-class _TorchPeer(_Peer):
-    provider = "torch"
-
-    def version(self) -> str | None:
-        import torch
-
-        return torch.__version__
-
-    def _module(self):
-        raise NotImplementedError
-
-    def build(self, *, dynamic: bool = False):
-        module = self._module()
-        if self.provider == "torch_compile":
-            import torch
-
-            return torch.compile(module, dynamic=dynamic)
-        return module
-
-
-class LigerCrossEntropy(_LigerPeer):
+class LigerCrossEntropy(LigerPeer):
     operation = "cross-entropy"
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
@@ -209,13 +132,13 @@ class LigerCrossEntropy(_LigerPeer):
         return LigerCrossEntropyLoss()
 
 
-class TorchCrossEntropy(_TorchPeer):
+class TorchCrossEntropy(TorchPeer):
     operation = "cross-entropy"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
     kernel, callable = "cross_entropy", ("torch.nn", "CrossEntropyLoss")
 
-    def _module(self):
+    def module(self):
         import torch
 
         return torch.nn.CrossEntropyLoss()
@@ -228,7 +151,7 @@ class CompiledCrossEntropy(TorchCrossEntropy):
     provider = "torch_compile"
 
 
-class LigerKLDiv(_LigerPeer):
+class LigerKLDiv(LigerPeer):
     operation = "kl-div"
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
@@ -240,13 +163,13 @@ class LigerKLDiv(_LigerPeer):
         return LigerKLDIVLoss(reduction="batchmean")
 
 
-class TorchKLDiv(_TorchPeer):
+class TorchKLDiv(TorchPeer):
     operation = "kl-div"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
     kernel, callable = "kl_div", ("torch.nn", "KLDivLoss")
 
-    def _module(self):
+    def module(self):
         import torch
 
         return torch.nn.KLDivLoss(reduction="batchmean")

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitegen.operations.base import Implementation, Operation, torch_dtype
-from sitegen.operations.liger_losses import _LigerPeer, _Peer
+from sitegen.operations.base import Operation, torch_dtype
+from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer
 from sitegen.rerun.cases import Workload
 
 EPS = 1e-6
 
 
-class RMSNorm(Operation):
+class RMSNorm(ImportedDocuments, Operation):
     name = "rms-norm"
     kernel = "rms_norm"
     title = "RMSNorm"
@@ -43,24 +43,7 @@ class RMSNorm(Operation):
     grad_inputs_notes = "x and w"
     input_names = "x, w and the gradient of y"
     bytes_notes = "forward: read x, write y, 2·T·H·b; backward: read dy and x, write dx, 3·T·H·b; full: 4·T·H·b"
-
-    @property
-    def definition(self) -> str:
-        from sitegen.importers.ligertables import SEMANTICS
-
-        return SEMANTICS[self.kernel]
-
-    def operation_document(self) -> dict[str, Any]:
-        from sitegen.importers import catalog
-
-        return catalog.operation_document(self.kernel)
-
-    def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.importers import catalog
-
-        # The importer's, eps included (Liger's benchmark states it as a scalar).
-        return catalog.workload_document(self.kernel, {"hidden": w["hidden"], "tokens": w["tokens"]}, dtype=w.dtype,
-                                         scalars={"eps": EPS})
+    scalars = {"eps": EPS}  # as the importer states Liger's benchmark
 
     def output_shape(self, w: Workload) -> tuple[int, ...]:
         return (w["tokens"], w["hidden"])
@@ -97,7 +80,7 @@ class RMSNorm(Operation):
         return {"forward": 4, "backward": 8, "full": 12}[timed_pass] * w["tokens"] * w["hidden"]
 
 
-class LigerRMSNormPeer(_LigerPeer):
+class LigerRMSNormPeer(LigerPeer):
     operation = "rms-norm"
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
@@ -116,21 +99,16 @@ class LigerRMSNormPeer(_LigerPeer):
         return Norm()
 
 
-class TorchRMSNorm(_Peer):
+class TorchRMSNorm(TorchPeer):
     """Llama's RMSNorm (what Liger's benchmark compares against): float32 statistics, the
     product in the input dtype."""
 
     operation = "rms-norm"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
-    kernel, provider, callable = "rms_norm", "torch", ("sitegen.operations.rms_norm", "TorchRMSNorm")
+    kernel, callable = "rms_norm", ("sitegen.operations.rms_norm", "TorchRMSNorm")
 
-    def version(self) -> str | None:
-        import torch
-
-        return torch.__version__
-
-    def build(self, *, dynamic: bool = False):
+    def module(self):
         import torch
 
         class Norm(torch.nn.Module):
@@ -139,7 +117,7 @@ class TorchRMSNorm(_Peer):
                 y = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + EPS)
                 return w * y.to(x.dtype)
 
-        return torch.compile(Norm(), dynamic=dynamic) if self.provider == "torch_compile" else Norm()
+        return Norm()
 
 
 class CompiledRMSNorm(TorchRMSNorm):
@@ -149,4 +127,4 @@ class CompiledRMSNorm(TorchRMSNorm):
     provider = "torch_compile"
 
 
-__all__ = ["CompiledRMSNorm", "Implementation", "LigerRMSNormPeer", "RMSNorm", "TorchRMSNorm"]
+__all__ = ["CompiledRMSNorm", "LigerRMSNormPeer", "RMSNorm", "TorchRMSNorm"]
