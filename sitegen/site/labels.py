@@ -95,7 +95,7 @@ def implementation_label(implementation: Record) -> str:
 
 
 def revision_rows(revision: ProjectRevision) -> list[Row]:
-    """Project, revision and version of a ProjectRevision.
+    """Project, revision, version and source digest of a ProjectRevision.
 
     "revision" is the commit, the only thing that pins code; a release version is shown
     beside it, never in its place (the seed shows "unknown" for a versioned Liger run).
@@ -106,6 +106,9 @@ def revision_rows(revision: ProjectRevision) -> list[Row]:
     ]
     if revision.version:
         rows.append(Row("version", revision.version))
+    if revision.sourceDigest:
+        # What tells two revisions of code outside any repository apart (a rerun's plugin).
+        rows.append(Row("source digest", revision.sourceDigest, code=True))
     return rows
 
 
