@@ -12,12 +12,19 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the gate runs on torch")
 
+from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.rerun import protocol  # noqa: E402
-from sitegen.rerun.cases import Workload  # noqa: E402
-from sitegen.rerun.gate import gate_workload, reference  # noqa: E402
+from sitegen.rerun.gate import gate_workload  # noqa: E402
 
-WORKLOAD = Workload(8, 64, "fp32")
-RTOL = protocol.TOLERANCES["fp32"]
+OP = JSD()
+WORKLOAD = OP.workload("fp32", tokens=8, vocab=64)
+RTOL = OP.tolerances["fp32"]
+
+
+def reference(x, y):
+    """The operation's float64 loss and gradient of (x, y)."""
+    loss, (grad,) = OP.reference((x, y))
+    return loss, grad
 
 
 class _Given(torch.autograd.Function):
@@ -51,7 +58,7 @@ class FromReference(torch.nn.Module):
 
 
 def _gate(module):
-    return gate_workload({"m": module}, WORKLOAD, RTOL, "cpu")["m"]
+    return gate_workload({"m": module}, OP, WORKLOAD, RTOL, "cpu")["m"]
 
 
 def test_the_reference_itself_passes_every_case():
@@ -88,7 +95,7 @@ def test_an_output_element_left_unwritten_fails_the_case_even_within_tolerance()
 
 
 def test_a_case_that_raised_fails_the_gate_though_every_other_case_passed():
-    rows = WORKLOAD.tokens  # the timed shape and, at 8 tokens, the two small ones; the odd shape differs
+    rows = WORKLOAD["tokens"]  # the timed shape and, at 8 tokens, the two small ones; the odd shape differs
     out = _gate(FromReference(raise_on_rows=rows))
     recorded = out["cases"]
     assert recorded and all(c["passed"] for c in recorded)

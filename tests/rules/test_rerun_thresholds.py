@@ -13,7 +13,7 @@ from sitegen.rerun import integrity
 from sitegen.rerun.assemble import outcome
 from sitegen.rerun.cases import Case, Workload
 
-CASE = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+CASE = Case(Workload.of({"tokens": 2048, "vocab": 128256}, "fp32"), "forward", "x")
 GATE = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
         "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.0, "maxRelError": 0.0, "fullyWritten": True, "passed": True}]}
 CHECKED = {"calls": 12, "checkedGradients": 3, "lossFailures": 0, "gradientFailures": 0,
