@@ -2,7 +2,7 @@
 state them: processes whose medians differ by more than 5% mark the run noisy; a repeated-input
 median more than 10% faster than the fresh calls' flags the run.
 
-Measured against the rerun harness as it is on main (issue 28 rewrites sitegen/rerun/).
+Measured on the JSD operation through the operation interface (issue 28).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from sitegen.rerun import integrity
 from sitegen.rerun.assemble import outcome
 from sitegen.rerun.cases import Case, Workload
+from sitegen.operations.jsd import JSD
 
 CASE = Case(Workload.of({"tokens": 2048, "vocab": 128256}, "fp32"), "forward", "x")
 GATE = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
@@ -26,7 +27,7 @@ def _process(median_ns: int) -> dict:
 
 
 def _details(medians: list[int]) -> dict:
-    result = outcome(CASE, GATE, [_process(m) for m in medians], copy_bytes_per_s=4.3e12,
+    result = outcome(CASE, GATE, [_process(m) for m in medians], copy_bytes_per_s=4.3e12, op=JSD(),
                      process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=False)
     return result["details"]
 
