@@ -70,8 +70,12 @@ def test_each_tolerance_fails_a_kernel_off_by_a_percent_and_passes_the_honest_on
 
     assert _gate(JSD(), dtype)["status"] == "passed"
     assert _gate(OffBy(off), dtype)["status"] == "failed"
-    # The bound from below: an error of half the tolerance passes, so the tolerance is not tighter than stated.
-    assert _gate(OffBy(1 + TOLERANCES[dtype] / 2), dtype)["status"] == "passed"
+    # The bound from below: an error of half what the tolerance leaves beyond the output's own
+    # rounding passes, so the tolerance is not tighter than stated. The loss is one number in
+    # the input dtype: rounding it alone is off by up to half an ulp (bf16: 2**-8 = 3.9e-3 of
+    # 7e-3), so half the bare tolerance on top of that failed bf16 about one run in two.
+    half_ulp = {"fp32": 2.0 ** -24, "bf16": 2.0 ** -8, "fp16": 2.0 ** -11}[dtype]
+    assert _gate(OffBy(1 + (TOLERANCES[dtype] - half_ulp) / 2), dtype)["status"] == "passed"
 
 
 def _timed(module, timed_pass="forward", dtype="fp32"):

@@ -176,15 +176,15 @@ def test_the_reason_a_rank_is_shared_or_not_reads_as_the_rule(registry):
     facts, _ = registry.index()
     how = "range from each run's published p20–p80"
     assert facts["a"].rank_reason is None
-    assert facts["b"].rank_reason == f"7% behind a: ratio 1.070× ({how} 1.029–1.112×) excludes 1 and the gap is at least the 1% minimum effect"
-    assert facts["c"].rank_reason == f"2.8% behind b: ratio 1.028× ({how} 0.991–1.067×) includes 1"
-    assert facts["d"].rank_reason.startswith(f"2.18× c's value: ratio 2.182× ({how} 2.054–2.315×) excludes 1")
+    assert facts["b"].rank_reason == f"1.070× slower than a: ratio 1.070× ({how} 1.029–1.112×) excludes 1 and the gap is at least the 1% minimum effect"
+    assert facts["c"].rank_reason == f"1.028× slower than b: ratio 1.028× ({how} 0.991–1.067×) includes 1"
+    assert facts["d"].rank_reason.startswith(f"2.18× slower than c: ratio 2.182× ({how} 2.054–2.315×) excludes 1")
 
 
 def test_a_gap_under_the_minimum_effect_says_so_though_the_interval_excludes_1(registry):
     runs = _cohort(registry, {"a": 1.00, "b": 1.005}, half_width=0.0005)
     assert runs["b"].rank_label == "=1"
-    assert runs["b"].rank_reason.startswith("0.5% behind a: under the 1% minimum effect, though the ratio 1.005×")
+    assert runs["b"].rank_reason.startswith("1.005× slower than a: under the 1% minimum effect, though the ratio 1.005×")
     assert runs["b"].rank_reason.endswith("excludes 1") and runs["b"].rank_note is None
 
 
