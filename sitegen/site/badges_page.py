@@ -2,7 +2,7 @@
 
 The SVGs themselves are sitegen.site.badges. Each implementation holding a rank gets a
 page beside its SVGs (badges/<implementation>/), linked from its implementation page;
-badges/index.html lists those pages, PAGE_ITEMS a page, since the bundled registry's
+badges/index.html lists those pages, listings.PAGE_ITEMS a page, since the bundled registry's
 KernelBench data alone has over a thousand implementations (one page of every badge was
 13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
 someone else's README, never beside these pages.
@@ -17,7 +17,7 @@ from sitegen.site import xmltext
 from sitegen.site.badges import LABEL, Badge
 from sitegen.site.index import Index
 from sitegen.site.labels import Link
-from sitegen.site.listings import PAGE_ITEMS, Pager, page_path
+from sitegen.site.listings import Pager, item_pages
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,8 @@ def badges_pages(index: Index, made: list[Badge]) -> list[BadgesPage]:
     titles = {name: f"{L.implementation_label(records[name])} ({name})" if name in records else name for name in by_implementation}
     names = sorted(by_implementation)
     listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n])) for n in names]
-    count = max(1, -(-len(listed) // PAGE_ITEMS))
-    links = [Link(str(n), page_path(L.BADGES_PATH, n)) for n in range(1, count + 1)]
-    pages = []
-    for n in range(1, count + 1):
-        chunk = listed[(n - 1) * PAGE_ITEMS:n * PAGE_ITEMS]
-        first = (n - 1) * PAGE_ITEMS + 1
-        pager = Pager(n, first, first + len(chunk) - 1, len(listed), links) if count > 1 else None
-        pages.append(BadgesPage(page_path(L.BADGES_PATH, n), "Badges" if n == 1 else f"Badges · page {n}", None, [], chunk, pager))
+    pages = [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
+             for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
     for name in names:
         pages.append(BadgesPage(L.badges_link(name), f"Badges of {titles[name]}", Link(titles[name], L.implementation_path(name)),
                                 [_entry(b, base) for b in by_implementation[name]], []))

@@ -152,17 +152,22 @@ def implementation_index(index: Index) -> list[ListPage]:
     return paginated_items("implementations/index.html", "Implementations", items)
 
 
-def paginated_items(path: str, heading: str, items: list[CountRow]) -> list[ListPage]:
-    """A count list at ``path``, split into pages of PAGE_ITEMS rows when it is longer."""
+def item_pages(path: str, items: list) -> list[tuple[str, list, Pager | None]]:
+    """(page path, rows, pager) of a list at ``path`` in pages of PAGE_ITEMS rows; one page, without pager, when it fits."""
     count = max(1, -(-len(items) // PAGE_ITEMS))
     links = [Link(str(n), page_path(path, n)) for n in range(1, count + 1)]
     pages = []
     for n in range(1, count + 1):
         chunk = items[(n - 1) * PAGE_ITEMS:n * PAGE_ITEMS]
         first = (n - 1) * PAGE_ITEMS + 1
-        pager = Pager(n, first, first + len(chunk) - 1, len(items), links) if count > 1 else None
-        pages.append(ListPage(page_path(path, n), heading if n == 1 else f"{heading} · page {n}", heading, [], chunk, [], pager))
+        pages.append((page_path(path, n), chunk, Pager(n, first, first + len(chunk) - 1, len(items), links) if count > 1 else None))
     return pages
+
+
+def paginated_items(path: str, heading: str, items: list[CountRow]) -> list[ListPage]:
+    """A count list at ``path``, split into pages of PAGE_ITEMS rows when it is longer."""
+    return [ListPage(at, heading if pager is None or pager.number == 1 else f"{heading} · page {pager.number}", heading, [], chunk, [], pager)
+            for at, chunk, pager in item_pages(path, items)]
 
 
 def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sitegen.site import labels as L
-from sitegen.site import units
 from sitegen.site.cohort_table import CohortView, cohort_view
 from sitegen.site.downloads import operation_csv_path
 from sitegen.site.index import Index, RunFacts, slug
 from sitegen.site.labels import Link, operation_gpu_path
+from sitegen.site.leaders import SummaryGroup, summary, workload_order
 from sitegen.site.listings import RunRow, by_newest, page_path, run_row
 from sitegen.site.ranking import PASS_ORDER, headline_pass
 from sitegen.site.sweeps import SweepTable, sweeps
@@ -26,49 +26,11 @@ INLINE_COHORTS = 30
 # About 2 KB of ranking table and 1.3 KB of sweep per cohort: pages stay near 100 KB.
 COHORTS_PER_PAGE = 30
 HISTORY_ROWS = 50
-RANGE_PREFIX = "range from each run's "
 PASS_TITLES = {"full": "full: forward + backward", "forward": "forward pass", "backward": "backward pass"}
 HEADLINE_NOTE = ("The headline ranking: implementations split the gradient work between forward and backward "
                  "differently, so only forward + backward together compares like with like.")
 SPLIT_NOTE = ("Read each time with the implementation's pass note: an implementation that computes the gradient in "
               "forward is slow here and nearly free in backward, and the other way round.")
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    """One workload of a summary grid: who leads, who follows, by how much and how sure."""
-
-    workload: str
-    """The workload's axes that vary within the grid (all of them when none vary)."""
-    leader: Link
-    leader_rank: str
-    leader_value: str
-    runner_up: Link | None
-    runner_up_rank: str
-    runner_up_value: str
-    gap: str
-    """``3.79× slower``, or ``—`` without a runner-up."""
-    ratio: float | None
-    """The runner-up's value over the leader's."""
-    interval: str
-    """The 95% interval of that ratio (``3.74–3.84×``), what it comes from when not a bootstrap, or ``no interval``."""
-    tied: bool
-    """The runner-up shares the leader's rank: the gap is within noise or the minimum effect."""
-    cohort: Link
-
-
-@dataclass(frozen=True)
-class SummaryGroup:
-    """Per GPU × dtype × protocol family: the headline pass's leader and runner-up at every workload."""
-
-    id: str
-    gpu: Link
-    dtype: str
-    family: str
-    timed_pass: str
-    answer: str
-    """The answer in one sentence: who is fastest at how many workloads, and the runner-up's range of ratios."""
-    rows: list[SummaryRow]
 
 
 @dataclass(frozen=True)
@@ -180,7 +142,7 @@ def _layout(index: Index, operation: str) -> tuple[bool, set[str]]:
 
 def _cohort_order(index: Index, key: str) -> tuple:
     f = _first(index, key)
-    return (L.dtype_label(f.workload) or "—", _workload_order(f), f.metric or "", key)
+    return (L.dtype_label(f.workload) or "—", workload_order(f), f.metric or "", key)
 
 
 def _pass_chunks(keys: list[str], index: Index) -> list[list[str]]:
@@ -207,93 +169,6 @@ def _pass_order(the_pass: str, headline: str | None) -> tuple:
     return (the_pass != headline, PASS_ORDER.index(the_pass) if the_pass in PASS_ORDER else len(PASS_ORDER), the_pass)
 
 
-def _axis_order(value) -> tuple:
-    return (0, value, "") if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, 0, str(value))
-
-
-def _workload_order(facts: RunFacts) -> tuple:
-    return tuple((k, _axis_order(v)) for k, v in facts.workload.model.spec.axes.items())
-
-
-def _varying(workloads: list) -> list[str]:
-    """The axes whose value differs between ``workloads``."""
-    seen: dict[str, set] = {}
-    for w in workloads:
-        for key, value in w.model.spec.axes.items():
-            seen.setdefault(key, set()).add(repr(value))
-    return [key for key, values in seen.items() if len(values) > 1]
-
-
-def _ratio_interval_text(facts: RunFacts) -> str:
-    if facts.leader_ratio is None:
-        return "no interval"
-    low, high, how = facts.leader_ratio
-    span = units.times_span(low, high)
-    # Without samples on both sides the "interval" is the range between the runs' own intervals: say so.
-    return span if "bootstrap" in how else f"{span} ({how.removeprefix(RANGE_PREFIX)})"
-
-
-def _summary_row(key: str, index: Index, varying: list[str], page: str) -> SummaryRow | None:
-    ranked = [f for f in index.cohorts[key] if f.rank is not None]
-    if not ranked:
-        return None
-    leader, runner = ranked[0], ranked[1] if len(ranked) > 1 else None
-    axes = leader.workload.model.spec.axes
-    workload = " · ".join(f"{k} = {L.scalar(axes[k])}" for k in varying) or L.workload_label(leader.workload)
-    return SummaryRow(
-        workload=workload,
-        leader=Link(L.implementation_label(leader.implementation), L.run_path(leader.name)),
-        leader_rank=leader.rank_label or "", leader_value=units.show(leader.value, leader.unit),
-        runner_up=Link(L.implementation_label(runner.implementation), L.run_path(runner.name)) if runner else None,
-        runner_up_rank=(runner.rank_label or "") if runner else "",
-        runner_up_value=units.show(runner.value, runner.unit) if runner else "—",
-        gap=units.slower(runner.value, leader.value) if runner else "—",
-        ratio=runner.value / leader.value if runner and leader.value else None,
-        interval=_ratio_interval_text(runner) if runner else "—",
-        tied=bool(runner and runner.rank == leader.rank),
-        cohort=Link("evidence", f"{page}#{L.cohort_id(key)}"),
-    )
-
-
-def _answer(rows: list[SummaryRow]) -> str:
-    wins: dict[str, int] = {}
-    for r in rows:
-        if not r.tied:
-            wins[r.leader.text] = wins.get(r.leader.text, 0) + 1
-    n = len(rows)
-    most = sorted(wins.items(), key=lambda item: (-item[1], item[0]))
-    if not most:
-        text = f"No implementation leads alone at any of the {n} workload{'s' if n > 1 else ''}"
-    elif most[0][1] == n:
-        text = f"{most[0][0]} is fastest at {'every one of the ' + str(n) + ' workloads' if n > 1 else 'the one workload'}"
-    else:
-        text = "; ".join(f"{name} is fastest alone at {k} of {n} workloads" for name, k in most[:2])
-    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied)
-    if ratios:
-        low, high = units.times(ratios[0]), units.times(ratios[-1])
-        text += f"; the runner-up is {low} slower" if low == high else f"; the runner-up is {low.removesuffix('×')}–{high} slower"
-    return text + "."
-
-
-def _summary(keys: list[str], index: Index, headline: str | None) -> list[SummaryGroup]:
-    """Per GPU × dtype × family: leader and runner-up of the headline latency cohort at every workload."""
-    groups: dict[tuple, list[str]] = {}
-    for key in keys:
-        f = _first(index, key)
-        if f.timed_pass == headline and f.metric == "latency" and any(m.rank is not None for m in index.cohorts[key]):
-            groups.setdefault((f.gpu, L.dtype_label(f.workload) or "—", f.protocol.model.spec.comparability.family), []).append(key)
-    result = []
-    for (gpu, dtype, family), members in sorted(groups.items()):
-        members.sort(key=lambda k: (_workload_order(_first(index, k)), k))
-        varying = _varying([_first(index, k).workload for k in members])
-        rows = [row for k in members if (row := _summary_row(k, index, varying, index.cohort_pages[k]))]
-        first = _first(index, members[0])
-        result.append(SummaryGroup(
-            id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, index.cohort_pages[members[0]]),
-            dtype=dtype, family=family, timed_pass=headline or "", answer=_answer(rows), rows=rows))
-    return result
-
-
 def _gpu_section(keys: list[str], index: Index, headline: str | None) -> GpuSection:
     first = _first(index, keys[0])
     base = slug(first.gpu_slug)
@@ -302,7 +177,7 @@ def _gpu_section(keys: list[str], index: Index, headline: str | None) -> GpuSect
     for the_pass in sorted(by_pass, key=lambda p: _pass_order(p, headline)):
         dtypes = []
         for dtype, members in sorted(_by(by_pass[the_pass], index, lambda f: L.dtype_label(f.workload) or "—").items()):
-            members.sort(key=lambda k: (_workload_order(_first(index, k)), _first(index, k).metric or "", k))
+            members.sort(key=lambda k: (workload_order(_first(index, k)), _first(index, k).metric or "", k))
             section_id = f"{base}-{slug(the_pass)}-{slug(dtype) or 'any'}"
             dtypes.append(DtypeSection(section_id, dtype, [cohort_view(k, index.cohorts[k], index.config) for k in members]))
             filters.append(Link(f"{the_pass} · {dtype}", f"#{section_id}"))
@@ -356,7 +231,7 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
             bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent, headline_pass=headline,
-            summary=_summary(page_keys, index, headline), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
+            summary=summary(page_keys, index, headline), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
             sweeps=sweeps(shown) if detail else [],

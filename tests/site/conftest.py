@@ -74,3 +74,12 @@ def bundled_without_kernelbench(tmp_path_factory) -> Path:
     shutil.copytree(BUNDLED, root, ignore=lambda _folder, names: [n for n in names if n.startswith((".", "kernelbench"))])
     relock(root)
     return root
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium for one module's page tests (tests/headless.py)."""
+    import headless
+
+    with headless.chromium() as chromium:
+        yield chromium

@@ -79,3 +79,25 @@ def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_pa
         # Both link where the badge itself links: the table that ranks it.
         linked = re.search(r'<a href="([^"]+)"', (site / svg).read_text()).group(1)
         assert markdown[0].endswith(f"]({linked})") and html[0].startswith(f'<a href="{linked}">')
+
+
+def test_text_a_spreadsheet_would_run_as_a_formula_is_defused(registry_copy, tmp_path):
+    """An implementation named like a formula ("=1+2…", from an untrusted record) is text in the CSV, not a formula."""
+    from conftest import relock
+    from sitegen.digest import document_digest
+    from sitegen.site.build import build_site
+
+    path = registry_copy / "implementations" / "torch.json"
+    document = json.loads(path.read_text())
+    old = document_digest(document)
+    document["spec"]["name"] = '=HYPERLINK("http://example.invalid","torch")'
+    path.write_text(json.dumps(document, indent=2))
+    new = document_digest(document)
+    for run in (registry_copy / "runs").glob("*.json"):
+        run.write_text(run.read_text().replace(old, new))
+    relock(registry_copy)
+    out = tmp_path / "site"
+    build_site(registry_copy, out)
+    rows = _csv(out, f"operations/{OPERATION}/runs.csv")
+    names = {r["implementation"] for r in rows if r["implementation_id"] == "torch"}
+    assert names == {'\'=HYPERLINK("http://example.invalid","torch")'}

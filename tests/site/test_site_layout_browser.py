@@ -54,12 +54,6 @@ def served(site):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with headless.chromium() as chromium:
-        yield chromium
-
-
 MEASURE = """() => {
   const clipped = [];
   for (const cell of document.querySelectorAll("main td, main th")) {

@@ -146,3 +146,18 @@ def test_the_h200_jsd_page_answers_fastest_by_how_much_and_how_sure_in_the_first
     assert low < ratio < high and high / low < 1.05, (interval, ratio)
     assert group.locator(".answer").inner_text().startswith(f"{fastest} is fastest")
     page.close()
+
+
+def test_the_first_chart_of_each_jsd_gpu_page_is_a_full_pass_chart(browser, served, bundled):
+    """What a reader scrolling down meets first is the headline pass, not the backward pass's
+    15.6 µs rescale beside torch's 5.37 ms gradient (the static check of every page is in
+    test_site_bundled_ranks.py)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    gpu_pages = sorted(p.parent.relative_to(bundled).as_posix() for p in (bundled / "operations" / "jsd").glob("*/index.html"))
+    assert len(gpu_pages) >= 3
+    for path in gpu_pages:
+        page.goto(served + path + "/index.html")
+        captions = page.locator("figure.chart-block > figcaption")
+        if captions.count():
+            assert "· full ·" in captions.first.inner_text(), (path, captions.first.inner_text())
+    page.close()

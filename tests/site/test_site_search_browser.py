@@ -30,12 +30,6 @@ def served(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with headless.chromium() as chromium:
-        yield chromium
-
-
 RESULTS = ".pagefind-ui__result"
 
 
