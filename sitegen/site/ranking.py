@@ -154,7 +154,7 @@ def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
         return b.value > 0, f"{name} measured 0 and this {units.show(b.value, b.unit)}", False
     gap = b.value / a.value - 1
     interval = _ratio_interval(ahead, behind)
-    gap_text = f"{units.slower(b.value, a.value)} than {name}"
+    gap_text = units.slower_than(b.value, a.value, b.unit or "ns", name)
     if interval is None:
         if gap >= threshold:
             return True, f"{gap_text}, at least the {units.percent(threshold)} minimum effect (no interval)", False

@@ -40,6 +40,10 @@ OUTPUT = "pagefind"
 EXCLUDE = "pre, table, svg, .cite, .manifest, .unranked, .sections, .verdicts, .rerun"
 RUN_SHARDS = 12
 SITE_SHARDS = 4
+UNINDEXED = ("compare/", "badges/")
+"""Pages kept out of search (their templates carry no data-pagefind-body): Pagefind applies that
+rule per index, so a shard holding only such pages would index them whole; and each edit
+changes many comparisons, which would dirty the shards they fell in."""
 UI_FILES = ("pagefind-ui.js", "pagefind-ui.css")
 """Loaded by every page from pagefind/: the same in every bundle, so copied from the first."""
 
@@ -80,7 +84,7 @@ def _settings() -> str:
         pagefind = version("pagefind")
     except PackageNotFoundError:
         pagefind = "unknown"
-    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}"
+    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{UNINDEXED}"
 
 
 def _unchanged(staged: str, old: str) -> bool:
@@ -102,6 +106,9 @@ def index_site(pages: Path, writer, operation_of) -> int:
         prefix = "" if relative_folder == "." else relative_folder + "/"
         if prefix == "":
             subfolders[:] = [s for s in subfolders if s != OUTPUT]
+        if prefix in UNINDEXED:
+            subfolders[:] = []
+            continue
         for name in names:
             if name.endswith(".html"):
                 relative = prefix + name
