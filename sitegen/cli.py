@@ -6,41 +6,20 @@ Exit codes: 0 success, 1 invalid input (each problem printed as one line
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 import click
 
+from sitegen import cliparts
+from sitegen.cliparts import (CONTEXT, EXIT_HELP, OUTSIDE_LINKS, PATHS, UNLOCKED, hold_until_exit, json_option, report,
+                              warn_unlocked)
+from sitegen.importers.commands import import_group
 from sitegen.problems import InputError, Problem
-
-CONTEXT = {"help_option_names": ["-h", "--help"]}
-EXIT_HELP = "\b\nExit codes: 0 ok, 1 invalid input, 2 usage error."
-
-
-def report(problems: list[Problem], *, as_json: bool, extra: dict | None = None) -> None:
-    """Print problems one per line on stderr (and as JSON on stdout with --json)."""
-    for problem in problems:
-        click.echo(problem.line(), err=True)
-    if problems:
-        click.echo(f"{len(problems)} problem(s) found.", err=True)
-    if as_json:
-        payload = {"ok": not problems, "problems": [p.as_dict() for p in problems], **(extra or {})}
-        click.echo(json.dumps(payload, indent=2, sort_keys=True))
-
-
-# What a command leaves to be freed by the process's exit rather than object by object
-# (see Group.main); filled only when sitegen runs as its own process.
-HELD: list = []
-_OWN_PROCESS = False
-
-
-def hold_until_exit(heap: object) -> None:
-    """Keep ``heap`` (a built site's registry and index) alive until the process ends, when sitegen is the process."""
-    if _OWN_PROCESS:
-        HELD.append(heap)
-
+from sitegen.rerun.commands import rerun
+from sitegen.signing_commands import keygen, sign
+from sitegen.site.commands import attest, build, serve
 
 class Group(click.Group):
     """Turns InputError from any command into its lines and exit code 1, never a traceback.
@@ -58,15 +37,14 @@ class Group(click.Group):
         (hold_until_exit: ``build`` and ``lock``), output is flushed and the process ends
         with os._exit, leaving the memory to the system.
         """
-        global _OWN_PROCESS
         if args is not None:
             return super().main(args, *rest, **options)
-        _OWN_PROCESS = True
+        cliparts.OWN_PROCESS = True
         try:
             return super().main(args, *rest, **options)
         except SystemExit as exc:
             # A profiler or a coverage tool writes its results at exit: then exit as usual.
-            if not HELD or not (exc.code is None or isinstance(exc.code, int)) or sys.getprofile() or sys.gettrace():
+            if not cliparts.HELD or not (exc.code is None or isinstance(exc.code, int)) or sys.getprofile() or sys.gettrace():
                 raise
             code = exc.code or 0
         sys.stdout.flush()
@@ -96,33 +74,6 @@ def main() -> None:
     """Build a static registry of GPU-kernel benchmark records, and re-measure them."""
 
 
-def json_option(func):
-    def remember(ctx: click.Context, _param, value: bool) -> bool:
-        # Group.invoke reads the flag from the root context when a command raises
-        # InputError; a subcommand's own ctx.obj never reaches the root.
-        ctx.find_root().ensure_object(dict)["json"] = value
-        return value
-
-    return click.option("--json", "as_json", is_flag=True, callback=remember, expose_value=True,
-                        help="Print a machine-readable result on stdout.")(func)
-
-
-PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-
-
-def _outside_links(_ctx: click.Context, _param, value: bool) -> bool:
-    from sitegen.inputfile import allow_outside_links
-
-    allow_outside_links(value)
-    return value
-
-
-OUTSIDE_LINKS = click.option(
-    "--allow-outside-links", is_flag=True, expose_value=False, is_eager=True, callback=_outside_links,
-    help="Read registry files that are links to files outside the registry (refused by default: "
-         "a registry built from a pull request would publish whatever file its link names).")
-
-
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
 @PATHS
 @OUTSIDE_LINKS
@@ -139,17 +90,6 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
     if problems:
         sys.exit(1)
     click.echo(f"{len(records)} document(s) valid.", err=True)
-
-
-UNLOCKED = click.option("--unlocked", is_flag=True,
-                        help="Accept a registry without digests.lock (edits to specs then go unnoticed).")
-
-
-def warn_unlocked(root: Path) -> None:
-    from sitegen.loader import LOCK_NAME
-
-    if root.is_dir() and not (root / LOCK_NAME).exists():
-        click.echo(f"{root}: warning: no {LOCK_NAME}; --unlocked, so an edited spec cannot be detected", err=True)
 
 
 @main.command(context_settings=CONTEXT, epilog=EXIT_HELP)
@@ -299,10 +239,5 @@ def lock(root: Path, as_json: bool) -> None:
 
 
 # Commands of the other subsystems register themselves here.
-from sitegen.site.commands import attest, build, serve  # noqa: E402
-main.add_command(build)
-main.add_command(attest)
-main.add_command(serve)
-from sitegen.importers.commands import import_group; main.add_command(import_group)  # noqa: E402, E702
-from sitegen.rerun.commands import rerun; main.add_command(rerun)  # noqa: E402, E702
-from sitegen.signing_commands import keygen, sign; main.add_command(keygen); main.add_command(sign)  # noqa: E402, E702
+for command in (build, attest, serve, import_group, rerun, keygen, sign):
+    main.add_command(command)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, json_option, report
+from sitegen.cliparts import CONTEXT, EXIT_HELP, json_option, report
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option
+from sitegen.cliparts import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option
 
 
 def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

@@ -173,7 +173,7 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
 
 def finish(plan: Plan, out: Path, summary: dict[str, Any], problems: list[Problem], what: str, *, as_json: bool) -> None:
     """Print the report (problems, then one summary line on stderr) and exit 1 if anything failed."""
-    from sitegen.cli import report
+    from sitegen.cliparts import report
 
     report(sorted(problems), as_json=as_json, extra=summary)
     click.echo(

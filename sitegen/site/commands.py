@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sitegen.cli import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, UNLOCKED, hold_until_exit, warn_unlocked
+from sitegen.cliparts import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, UNLOCKED, hold_until_exit, warn_unlocked
 
 
 class AttestKind(click.Choice):
