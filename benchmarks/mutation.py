@@ -180,6 +180,24 @@ def _read_report() -> dict[str, str]:
     return {section.split("\n", 1)[0].split(" ")[0].strip("`"): "## " + section.rstrip() + "\n" for section in sections}
 
 
+_BULLET = re.compile(r"^- `(?P<name>[^`]+)` \((?P<status>[^)]+)\): (?P<reason>.*)\n  ```diff\n(?P<diff>(?:  (?!```).*\n)*)  ```",
+                     flags=re.M)
+
+
+def _refresh(module: str, section: str, explained: list[dict]) -> str:
+    """A committed section with each survivor's reason looked up again (after an edit of EXPLAINED)."""
+    def again(found: re.Match) -> str:
+        diff = "\n".join(line[2:] for line in found["diff"].splitlines())
+        reason = _reason(module, diff, explained)
+        return found[0].replace(f"({found['status']}): {found['reason']}", f"({found['status']}): {reason}", 1)
+    return _BULLET.sub(again, section)
+
+
+def _write_report(sections: dict[str, str], explained: list[dict]) -> None:
+    sections = {m: _refresh(m, text, explained) for m, text in sections.items()}
+    REPORT.write_text(_summary(sections) + "\n".join(sections[m] for m in MODULES if m in sections))
+
+
 def _section(result: dict, explained: list[dict]) -> str:
     module = result["module"]
     if "error" in result:
@@ -227,18 +245,22 @@ def main() -> int:
     parser.add_argument("modules", nargs="*", help="modules to measure (default: all, in the order of MODULES)")
     parser.add_argument("--changed", action="store_true", help="only the modules (or their tests) the branch changes")
     parser.add_argument("--base", default="main", help="what --changed compares with (default main)")
+    parser.add_argument("--report-only", action="store_true", help="only look the survivors' reasons up again in the report")
     args = parser.parse_args()
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"not a measured module: {', '.join(unknown)} (see MODULES)")
-    modules = _changed(args.base) if args.changed else (args.modules or list(MODULES))
     explained = _explanations()
+    if args.report_only:
+        _write_report(_read_report(), explained)
+        return 0
+    modules = _changed(args.base) if args.changed else (args.modules or list(MODULES))
     for module in modules:
         print(f"{module}: running", file=sys.stderr, flush=True)
         result = measure(module)
         sections = _read_report()
         sections[module] = _section(result, explained)
-        REPORT.write_text(_summary(sections) + "\n".join(sections[m] for m in MODULES if m in sections))
+        _write_report(sections, explained)
         done = f"{result['killed']}/{result['total']} killed" if "killed" in result else "not measured (see the report)"
         print(f"{module}: {done} in {result['seconds']:.0f} s", file=sys.stderr, flush=True)
     return 0
