@@ -389,3 +389,20 @@ def test_an_operation_with_no_named_pass_still_has_a_headline(registry):
     registry.run("r", registry.implementation("r"), spread(MS, 0.002), timedPass=None)
     facts, _ = registry.index()
     assert headline_pass(list(facts.values())) == "unspecified"
+
+
+def test_a_rank_after_a_zero_or_a_bare_neighbour_within_the_minimum_effect_says_no_interval(registry):
+    _median_only(registry, "zero", 0.0)
+    registry.run("sampled", registry.implementation("sampled"), spread(1.0 * MS, 0.002))
+    _median_only(registry, "bare", 1.005)
+    registry.run("close", registry.implementation("close"), spread(1.007 * MS, 0.002))
+    facts, _ = registry.index()
+    assert facts["sampled"].rank_reason.startswith("zero measured 0") and facts["sampled"].rank_note == "no interval"
+    assert facts["close"].rank_label == facts["bare"].rank_label
+    assert "(no interval)" in facts["close"].rank_reason and facts["close"].rank_note == "no interval"
+
+
+def test_an_operation_without_ranked_runs_has_no_headline_pass():
+    from sitegen.site.ranking import headline_pass
+
+    assert headline_pass([]) is None
