@@ -153,3 +153,55 @@ def test_a_pass_without_a_bytes_rule_has_no_roofline(registry):
     registry.amend("operations", "jensen-shannon-divergence", lambda spec: spec.update(bytesMoved={"forward": JSD_BYTES["forward"]}))
     figures, run, config = _one(registry, MEDIAN_NS, timed_pass="backward", details={"copyBandwidthGBs": COPY_GBS})
     assert figures is None and floor_ns(run, config) is None
+
+
+@pytest.mark.parametrize("timed_pass", ["backward", "full"])
+def test_each_passs_own_note_explains_a_share_over_100_percent(registry, timed_pass):
+    figures, _, _ = _one(registry, 10_000, details={"copyBandwidthGBs": COPY_GBS}, timed_pass=timed_pass,
+                         passes_noted={timed_pass: f"{timed_pass} work happens elsewhere"})
+    assert figures.over and figures.pass_note == f"{timed_pass} work happens elsewhere"
+
+
+def test_the_share_is_a_percentage_rounded_to_whole_percent(registry):
+    copy = 2 * TOKENS * VOCAB * FP32 / MEDIAN_NS / 0.8  # a share of 80% exactly
+    figures, _, _ = _one(registry, MEDIAN_NS, details={"copyBandwidthGBs": copy})
+    assert figures.column() == "80%" and "; 80% of the measured copy bandwidth" in figures.sentence()
+
+
+def test_a_copy_bandwidth_of_zero_is_no_ceiling_and_draws_no_floor(registry):
+    figures, run, config = _one(registry, MEDIAN_NS, details={"copyBandwidthGBs": 0})
+    assert figures.ceiling is None and figures.share is None
+    assert floor_ns(run, config) is None
+
+
+def test_bandwidth_reads_in_terabytes_from_1000_gigabytes():
+    from sitegen.site.roofline import gbs_text
+
+    assert (gbs_text(999.0), gbs_text(1000.0), gbs_text(2500.0)) == ("999 GB/s", "1.00 TB/s", "2.50 TB/s")
+
+
+def test_a_run_with_no_named_pass_has_no_roofline(registry):
+    figures, _, _ = _one(registry, MEDIAN_NS, timed_pass=None, details={"copyBandwidthGBs": COPY_GBS})
+    assert figures is None
+
+
+def test_a_workload_whose_tensors_mix_element_types_names_no_size(registry):
+    def mixed(spec):
+        spec.pop("dtype")
+        spec["tensors"][1]["dtype"] = "bf16"
+    registry.amend("workloads", "jsd-vocab128256-tokens2048-fp32", mixed)
+    figures, _, _ = _one(registry, MEDIAN_NS)
+    assert figures is None
+
+
+def test_a_run_not_timed_in_nanoseconds_has_no_roofline_or_floor(registry):
+    def memory(spec):
+        del spec["timing"]
+        spec["measurements"] = [{"metric": "memory", "unit": "MB", "statistic": "median", "value": 512}]
+        spec["evidence"]["details"] = {"copyBandwidthGBs": COPY_GBS}
+    impl = registry.implementation("impl")
+    registry.run("mem", impl, [MEDIAN_NS] * 5)
+    registry.edit("mem", memory)
+    runs, config = registry.index()
+    assert runs["mem"].unit == "MB"
+    assert roofline(runs["mem"], config) is None and floor_ns(runs["mem"], config) is None
