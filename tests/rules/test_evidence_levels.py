@@ -173,3 +173,41 @@ def test_replication_agrees_within_the_protocols_agreement_else_5_percent(regist
     registry.run("second", impl, spread(second_median, 0.002), uuid="GPU-2", signed=True)
     facts, _ = registry.index()
     assert (facts["first"].level, facts["second"].level) == (level, level)
+
+
+def test_two_missing_checks_are_named_together(registry):
+    registry.run("run", registry.implementation("impl"), SAMPLES, signed=True)
+    registry.edit("run", lambda s: s["evidence"].update(integrity=[{"name": "throttle", "passed": True}]))
+    assert _facts(registry, "run").level_reason == "not Verified: the exclusive_gpu, roofline checks were not recorded"
+
+
+def test_a_protocol_promising_the_host_timed_cross_check_requires_it(registry):
+    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["measurement"].update(hostTimedCrossCheck=True))
+    registry.run("run", registry.implementation("impl"), SAMPLES, signed=True)
+    assert _facts(registry, "run").level_reason == "not Verified: the host_timed check was not recorded"
+
+
+def test_agreement_includes_its_bound(registry):
+    # Exactly 25% apart under a stated 25% agreement (exact in binary): they agree.
+    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["integrity"].update(agreement=0.25))
+    impl = registry.implementation("impl")
+    registry.run("first", impl, spread(1_000_000, 0.002), uuid="GPU-1", signed=True)
+    registry.run("second", impl, spread(1_250_000, 0.002), uuid="GPU-2", signed=True)
+    facts, _ = registry.index()
+    assert (facts["first"].value, facts["second"].value) == (1_000_000, 1_250_000)
+    assert facts["first"].level == facts["second"].level == "Replicated"
+
+
+@pytest.mark.parametrize("rerun_median, outcome, text", [
+    (1_040_000, "reproduced", "reproduced within 5% (4% slower)"),
+    (900_000, "not reproduced", "not reproduced (10% faster)"),
+])
+def test_a_rerun_is_judged_against_the_run_it_remeasures_within_the_originals_agreement(registry, rerun_median, outcome, text):
+    from sitegen.site.evidence import verdict
+
+    impl = registry.implementation("impl")
+    registry.run("original", impl, spread(1_000_000, 0.002))
+    registry.run("rerun", impl, spread(rerun_median, 0.002), observedAt="2026-08-21T00:00:00Z")
+    facts, _ = registry.index()
+    judged = verdict(facts["rerun"], facts["original"])
+    assert (judged.outcome, judged.text) == (outcome, text)

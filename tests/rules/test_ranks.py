@@ -230,12 +230,13 @@ def test_a_mean_published_with_its_stdev_gets_the_normal_approximation_interval(
     assert facts["kb"].noisy is None  # ±0.4%
 
 
-def test_the_normal_approximation_needs_a_trial_count_of_at_least_two(registry):
-    _mean_protocol(registry, 1)
+@pytest.mark.parametrize("trials, has_interval", [(1, False), (2, True)])
+def test_the_normal_approximation_needs_a_trial_count_of_at_least_two(registry, trials, has_interval):
+    _mean_protocol(registry, trials)
     registry.run("kb", registry.implementation("kb"), None, controlled=False,
                  stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 20_000})
     facts, _ = registry.index()
-    assert facts["kb"].interval is None and facts["kb"].rank_note == "no interval"
+    assert (facts["kb"].interval is not None) is has_interval
 
 
 def test_a_wide_normal_approximation_is_noisy(registry):
@@ -247,6 +248,14 @@ def test_a_wide_normal_approximation_is_noisy(registry):
     assert facts["kb"].rank_label == "noisy" and "95% interval ±24.8%" in facts["kb"].noisy
 
 
+def test_a_normal_approximation_reaching_below_zero_starts_at_zero(registry):
+    _mean_protocol(registry, 4)
+    registry.run("kb", registry.implementation("kb"), None, controlled=False,
+                 stated={"median": 1_000_000, "mean": 1_000_000, "stdev": 2_000_000})
+    facts, _ = registry.index()
+    assert facts["kb"].interval.low == 0.0 and facts["kb"].interval.high == pytest.approx(1_000_000 + 1.959964 * 1_000_000)
+
+
 def test_the_published_interval_comes_from_the_primary_metrics_own_quantiles(registry):
     # As Liger's importer writes runs: the median in timing, p20/p80 as measurements. Quantiles of
     # another metric (peak memory, spread 10x) or another unit never stand for the latency's.
@@ -256,6 +265,7 @@ def test_the_published_interval_comes_from_the_primary_metrics_own_quantiles(reg
             {"metric": "latency", "unit": "ns", "statistic": "p80", "value": 1_150_000},
             {"metric": "memory", "unit": "MB", "statistic": "p20", "value": 10},
             {"metric": "memory", "unit": "MB", "statistic": "p80", "value": 100},
+            {"metric": "launch", "unit": "ns", "statistic": "p80", "value": 9_000_000},
         ]
     registry.run("liger", registry.implementation("liger"), None, controlled=False, stated={"median": 1_100_000})
     registry.edit("liger", published)
@@ -291,3 +301,108 @@ def test_boundaries_are_on_the_side_the_rule_states(registry):
     assert facts["b"].noisy is None and facts["b"].rank_label == "=1" and "includes 1" in facts["b"].rank_reason
     assert facts["b"].rank_note is None  # an interval stood behind this tie
     assert facts["d"].rank_label == "4" and "at least the 25% minimum effect (no interval)" in facts["d"].rank_reason
+
+
+def _median_only(registry, name: str, median: float) -> None:
+    registry.run(name, registry.implementation(name), None, controlled=False, stated={"median": round(median * MS)})
+
+
+def test_a_run_measuring_zero_ranks_first_and_a_second_zero_ties_it(registry):
+    for name, median in (("z1", 0.0), ("z2", 0.0), ("one", 1.0)):
+        _median_only(registry, name, median)
+    facts, _ = registry.index()
+    assert [facts[n].rank_label for n in ("z1", "z2", "one")] == ["=1", "=1", "3"]
+    assert facts["one"].rank_reason == "z2 measured 0 and this 1.00 ms"  # three significant digits, as pages show times
+    assert facts["one"].rank_note == "no interval"
+
+
+def test_every_noise_reason_is_given_and_the_harness_says_it_without_a_spread_when_it_has_none(registry):
+    _published(registry, "both", 1.2, 1.0, 1.6)
+    registry.edit("both", lambda s: s.update(evidence={"integrity": [], "details": {"noisy": True, "processSpreadRel": True}}))
+    _published(registry, "tight", 3.0, 2.99, 3.01)
+    facts, _ = registry.index()
+    assert facts["both"].noisy == "the harness found its processes disagree; p80/p20 = 1.60× (over 1.5×)"
+
+
+def test_the_reason_names_the_interval_it_stands_on(registry):
+    registry.run("a", registry.implementation("a"), spread(1.0 * MS, 0.002))
+    registry.run("b", registry.implementation("b"), spread(1.1 * MS, 0.002))
+    _published(registry, "c", 1.25, 1.24, 1.26)
+    facts, _ = registry.index()
+    assert "(95% bootstrap interval " in facts["b"].rank_reason
+    assert "(range from each run's bootstrap and published p20–p80 " in facts["c"].rank_reason
+
+
+def test_a_published_run_ahead_of_a_sampled_one_compares_interval_ends(registry):
+    _published(registry, "published", 1.0, 0.99, 1.01)
+    registry.run("sampled", registry.implementation("sampled"), spread(1.1 * MS, 0.002))
+    facts, _ = registry.index()
+    assert facts["sampled"].rank_label == "2"
+    assert "(range from each run's bootstrap and published p20–p80 " in facts["sampled"].rank_reason
+    assert all(f.leader is facts["published"] for f in facts.values())
+
+
+def test_a_rank_beside_a_neighbour_without_an_interval_says_no_interval_though_it_has_one(registry):
+    _median_only(registry, "bare", 1.0)
+    registry.run("sampled", registry.implementation("sampled"), spread(1.1 * MS, 0.002))
+    facts, _ = registry.index()
+    assert facts["sampled"].interval is not None
+    assert facts["sampled"].rank_note == "no interval"
+    assert facts["sampled"].rank_reason == "10% behind bare, at least the 1% minimum effect (no interval)"
+
+
+def test_twice_the_value_ahead_reads_as_a_multiple(registry):
+    _median_only(registry, "a", 1.0)
+    _median_only(registry, "b", 2.0)
+    facts, _ = registry.index()
+    assert facts["b"].rank_reason == "2.00× a's value, at least the 1% minimum effect (no interval)"
+
+
+def test_one_published_quantile_or_a_stdev_under_a_median_protocol_gives_no_interval(registry):
+    registry.run("p20-only", registry.implementation("p20-only"), None, controlled=False, stated={"median": MS, "p20": MS - 1000})
+    registry.run("stdev", registry.implementation("stdev"), None, controlled=False, stated={"median": 2 * MS, "stdev": 1000})
+    facts, _ = registry.index()
+    assert facts["p20-only"].interval is None and facts["stdev"].interval is None
+
+
+def test_exactly_5_percent_is_not_wider_than_5_percent(registry):
+    # Half the samples at 0.95 ms, half at 1.05: the median's interval is 0.95-1.05 around 1.00,
+    # ±5% exactly (exact in binary: 50,000 / 1,000,000), which the rule ("wider than ±5%") allows.
+    registry.run("edge", registry.implementation("edge"), [950_000, 1_050_000] * 10)
+    facts, _ = registry.index()
+    run = facts["edge"]
+    assert (run.interval.low, run.interval.high, run.value) == (950_000, 1_050_000, 1_000_000)
+    assert run.noisy is None and run.rank_label == "1"
+
+
+def test_a_gap_of_exactly_the_minimum_effect_with_an_interval_separates(registry):
+    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.25))
+    _published(registry, "a", 1.0, 0.99, 1.01)
+    _published(registry, "b", 1.25, 1.24, 1.26)
+    facts, _ = registry.index()
+    assert facts["b"].rank_label == "2" and "excludes 1 and the gap is at least the 25% minimum effect" in facts["b"].rank_reason
+
+
+def test_an_operation_with_no_named_pass_still_has_a_headline(registry):
+    from sitegen.site.ranking import headline_pass
+
+    registry.run("r", registry.implementation("r"), spread(MS, 0.002), timedPass=None)
+    facts, _ = registry.index()
+    assert headline_pass(list(facts.values())) == "unspecified"
+
+
+def test_a_rank_after_a_zero_or_a_bare_neighbour_within_the_minimum_effect_says_no_interval(registry):
+    _median_only(registry, "zero", 0.0)
+    registry.run("sampled", registry.implementation("sampled"), spread(1.0 * MS, 0.002))
+    _median_only(registry, "bare", 1.005)
+    registry.run("close", registry.implementation("close"), spread(1.007 * MS, 0.002))
+    facts, _ = registry.index()
+    assert facts["sampled"].rank_reason.startswith("zero measured 0") and facts["sampled"].rank_note == "no interval"
+    assert facts["close"].rank_label == facts["bare"].rank_label
+    assert "(no interval)" in facts["close"].rank_reason and facts["close"].rank_note == "no interval"
+
+
+def test_an_operation_without_ranked_runs_has_no_headline_pass():
+    from sitegen.site.ranking import headline_pass
+
+    assert headline_pass([]) is None

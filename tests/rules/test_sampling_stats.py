@@ -37,6 +37,7 @@ def test_the_interval_is_of_the_samples_values_not_their_ranks():
 
 def test_one_sample_is_its_own_interval_and_none_has_none():
     assert median_ci([7]) == (7.0, 7.0)
+    assert median_ci([20, 10]) == (10.0, 20.0)  # two samples already span an interval
     assert all(math.isnan(v) for v in median_ci([]))
 
 
@@ -58,5 +59,30 @@ def test_a_zero_median_has_no_relative_width():
 def test_quantiles_interpolate_linearly_and_refuse_no_samples():
     assert quantile([10, 20, 30, 40, 50], 0.2) == pytest.approx(18.0)
     assert quantile([10, 20], 1.0) == 20
-    with pytest.raises(ValueError, match="no samples"):
+    with pytest.raises(ValueError, match="^no samples$"):
         quantile([], 0.5)
+
+
+def test_processes_disagree_by_their_medians_spread_over_the_median_of_medians():
+    from sitegen.rerun.stats import spread_rel
+
+    assert spread_rel([1_000]) == 0.0  # one process agrees with itself
+    assert spread_rel([1_000, 1_100]) == pytest.approx(100 / 1_050)
+    assert spread_rel([1_000, 1_060, 1_030]) == pytest.approx(60 / 1_030)
+    assert spread_rel([1, 1, 1]) == 0.0
+    assert spread_rel([0, 0, 5]) == math.inf  # no median to be relative to
+
+
+def test_a_median_of_one_nanosecond_still_has_a_relative_width():
+    assert ci_half_width_rel([1] * 6) == 0.0
+
+
+def test_each_stated_statistic_is_defined_as_the_harness_states_it():
+    from sitegen.rerun.stats import statistic
+
+    values = [10, 20, 30, 40, 50]
+    assert statistic(values, "p20") == pytest.approx(18.0)
+    assert statistic(values, "p5") == pytest.approx(12.0)
+    assert statistic(values, "p50") == statistic(values, "median") == 30
+    assert statistic([7], "stdev") == 0.0 and statistic([1, 3], "stdev") == pytest.approx(2 ** 0.5)
+    assert statistic(values, "x20") is None and statistic(values, "q5") is None
