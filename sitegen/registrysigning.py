@@ -9,7 +9,7 @@ from sitegen.problems import InputError, Problem
 
 
 def sign_registry(records: Path, key: Path, runs: tuple[str, ...] = ()) -> tuple[list, int]:
-    """Sign ``runs`` of ``records`` (default: every controlled non-dry rerun) with ``key``, in one registry
+    """Sign ``runs`` of ``records`` (default: every controlled non-dry rerun not yet signed) with ``key``, in one registry
     transaction; (the runs signed, the number of files changed)."""
     from sitegen.layout import render
     from sitegen.registry import open_registry
@@ -46,7 +46,9 @@ def _chosen(registry, runs: tuple[str, ...], records: Path) -> list:
         if missing:
             raise InputError([Problem(str(records), "$", f"no BenchmarkRun named {name!r}") for name in missing])
         return [by_name[name] for name in runs]
-    return [r for r in all_runs if _controlled(r.model.spec)]
+    # Unsigned ones only: a signature already there may be by another key, valid for when
+    # that run ran (a new key's window starts later, so re-signing would void it).
+    return [r for r in all_runs if _controlled(r.model.spec) and not r.model.metadata.signature]
 
 
 def _controlled(spec) -> bool:

@@ -36,12 +36,14 @@ def keygen(path: Path, comment: str, as_json: bool) -> None:
               help="Registry holding the runs.")
 @json_option
 def sign(runs: tuple[str, ...], key: Path, records: Path, as_json: bool) -> None:
-    """Sign runs of a registry (default: every controlled rerun that is not a dry run).
+    """Sign runs of a registry (default: every controlled rerun that is not a dry run and has no signature yet).
 
     RUNS are run names. The signature goes in each run's metadata.signature and covers the
     digests of the run and of every document it references; the run's digest, lock entry
     and name stay as they were. Only the holder of a key the registry trusts should sign:
-    a signature says "this machine ran it".
+    a signature says "this machine ran it". A named run is signed again even if it already
+    was; by default signed runs are left alone, since another key's signature may be the one
+    valid for when they ran.
     """
     from sitegen.registrysigning import sign_registry
 

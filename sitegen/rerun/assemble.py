@@ -8,20 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.rerun import integrity
-from sitegen.rerun.cases import ELEMENT_BYTES, Case
-from sitegen.rerun.protocol import AGREEMENT, COMPARATOR, REFERENCE, TOLERANCES
+from sitegen.rerun.cases import Case
+from sitegen.rerun.protocol import AGREEMENT
 from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary
 
 # Checks whose failure refuses the time itself: the number would be wrong, not just doubtful.
 # The others (repeated_input, throttle, exclusive_gpu) flag the run; the site ranks no flagged run.
-REFUSING = ("roofline", "host_timed", "timed_output")
+REFUSING = ("roofline", "host_timed", "timed_output", *integrity.GUARDS)
 
 
-def correctness(gate: dict[str, Any] | None) -> dict[str, Any]:
+def correctness(gate: dict[str, Any] | None, op) -> dict[str, Any]:
     """RunCorrectness from the gate's outcome for the case's implementation and workload."""
     if gate is None:
-        return {"status": "not_checked", "comparator": COMPARATOR, "reference": REFERENCE}
-    out: dict[str, Any] = {"status": gate["status"], "comparator": COMPARATOR, "reference": REFERENCE}
+        return {"status": "not_checked", "comparator": op.comparator, "reference": op.reference_name}
+    out: dict[str, Any] = {"status": gate["status"], "comparator": op.comparator, "reference": op.reference_name}
     for key in ("maxAbsError", "maxRelError"):
         if key in gate:
             out[key] = gate[key]
@@ -45,11 +45,11 @@ def timing_block(per_process: list[dict[str, Any]]) -> dict[str, Any]:
     return {"latencyNs": summary(pooled), "primaryStatistic": "median", "samplesNs": pooled, "processes": processes}
 
 
-def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str, Any]], *,
+def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str, Any]], *, op,
             copy_bytes_per_s: float | None, process_counts: list[int | None], expected_counts: list[int],
             repeated_probe: bool, max_sm_mhz: int | None = None, rtol: float | None = None) -> dict[str, Any]:
     """{"status", "statusReason"?, "correctness", "timing"?, "integrity", "gpuBefore"?, "gpuAfter"?, "details"}."""
-    result: dict[str, Any] = {"correctness": correctness(gate), "integrity": [], "details": {}}
+    result: dict[str, Any] = {"correctness": correctness(gate, op), "integrity": [], "details": {}}
     if gate is not None and gate["status"] != "passed":
         result["status"] = "failed"
         result["statusReason"] = (f"correctness gate: worst relative error {gate.get('maxRelError', 'n/a')} "
@@ -65,8 +65,8 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     w = case.workload
     block = timing_block(per_process)
     median = block["latencyNs"]["median"]
-    nbytes = integrity.floor_bytes(w.tokens, w.vocab, ELEMENT_BYTES[w.dtype], case.timed_pass)
-    full_bytes = integrity.floor_bytes(w.tokens, w.vocab, ELEMENT_BYTES[w.dtype], "full")
+    nbytes = op.bytes_moved(w, case.timed_pass)
+    full_bytes = op.bytes_moved(w, "full")
     checked = [p["timedCheck"] for p in per_process if "timedCheck" in p]
     full_pass = [ns for c in checked for ns in c.get("fullPassNs", [])]
     full_ns = None
@@ -84,7 +84,7 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         integrity.throttle(states, max_sm_mhz),
         integrity.exclusive(process_counts, expected_counts),
     ]
-    bound = rtol if rtol is not None else TOLERANCES[w.dtype]
+    bound = rtol if rtol is not None else op.tolerances[w.dtype]
     if checked or repeated_probe:
         checks.insert(1, integrity.timed_output(_merge(checked) if checked else None, bound))
     # Under a protocol whose own loop times the calls (Liger's do_bench) no output is kept, so
@@ -94,9 +94,10 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
         first = per_process[0]
         fresh = first.get("repeatedFreshMedianNs") or summary(first["samplesNs"])["median"]
         checks.insert(1, integrity.repeated_input(fresh, first.get("repeatedMedianNs")))
+    checks += guard_checks(per_process)
     result["integrity"] = checks
     result["gpuBefore"], result["gpuAfter"] = per_process[0].get("gpuBefore"), per_process[-1].get("gpuAfter")
-    result["details"] = {"floorBytes": nbytes, "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process),
+    result["details"] = {"floorBytes": nbytes, "flop": op.flop(w, case.timed_pass), "warmupCalls": sum(p.get("warmupCalls", 0) for p in per_process),
                          **_sampling(per_process, block)}
     if full_ns is not None and case.timed_pass != "full":
         result["details"]["fullPassMedianNs"] = full_ns
@@ -121,6 +122,24 @@ def outcome(case: Case, gate: dict[str, Any] | None, per_process: list[dict[str,
     result["status"] = "passed"
     result["timing"] = block
     return result
+
+
+def guard_checks(per_process: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks on untrusted code, from what every process's windows and timed outputs saw
+    (absent where the process kept no such record: Liger's do_bench loop, older results)."""
+    if not any("guards" in p for p in per_process):
+        return []
+    seen: dict[str, str] = {}
+    for p in per_process:
+        for name, why in (p.get("guards") or {}).items():
+            seen.setdefault(name, why)
+        checked = p.get("timedCheck") or {}
+        if checked.get("foreignReason"):
+            seen.setdefault("plain_output", f"{checked['foreignReason']} ({checked['foreignOutputs']} of "
+                                            f"{checked['calls']} timed calls, never read)")
+        if checked.get("inputsReason"):
+            seen.setdefault("inputs_intact", checked["inputsReason"])
+    return [integrity.guard(name, seen.get(name)) for name in integrity.GUARDS]
 
 
 def _merge(checked: list[dict[str, Any]]) -> dict[str, Any]:

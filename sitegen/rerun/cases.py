@@ -1,44 +1,54 @@
 """What a rerun measures: workloads × timed passes × implementations, as plain data.
 
-No torch here: the parent process plans with these and hands them to workers as JSON.
+No torch here: the parent process plans with these and hands them to workers as JSON. The
+axes a workload has are the operation's (sitegen.operations): nothing here knows one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-OPERATION = "jsd"
-PASSES = ("forward", "backward", "full")
-IMPLEMENTATIONS = ("sitegen", "liger", "torch", "torch-compile")
 ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 DTYPES = tuple(ELEMENT_BYTES)
-BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
-
-DEFAULT_TOKENS = (1024, 2048, 4096, 8192)
-DEFAULT_VOCAB = (128256,)
-DEFAULT_DTYPES = ("fp32", "bf16")
-# Under Triton's interpreter every kernel launch runs in numpy on the CPU: tiny shapes only.
-INTERPRET_TOKENS = (8, 16)
-INTERPRET_VOCAB = (100,)
-# inductor on a CPU compiles C++ (tens of seconds per shape): left out of --interpret
-# unless asked for by name.
-INTERPRET_IMPLEMENTATIONS = ("sitegen", "liger", "torch")
 
 
 @dataclass(frozen=True, order=True)
 class Workload:
-    """One problem: (tokens, vocab) log-probabilities of one element type."""
+    """One problem: the operation's axes (name, value) in its declared order, one element type."""
 
-    tokens: int
-    vocab: int
+    axes: tuple[tuple[str, int], ...]
     dtype: str
+
+    @classmethod
+    def of(cls, axes: dict[str, int], dtype: str) -> "Workload":
+        return cls(tuple((name, int(value)) for name, value in axes.items()), dtype)
+
+    def __getitem__(self, name: str) -> int:
+        return dict(self.axes)[name]
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(self.axes)
+
+    @property
+    def elem_bytes(self) -> int:
+        return ELEMENT_BYTES[self.dtype]
 
     @property
     def key(self) -> str:
-        return f"tokens{self.tokens}-vocab{self.vocab}-{self.dtype}"
+        # Axes alphabetically, as catalog.case_slug names a workload ("tokens8-vocab100-fp32").
+        return "-".join([f"{name}{value}" for name, value in sorted(self.axes)] + [self.dtype])
 
-    def as_list(self) -> list:
-        return [self.tokens, self.vocab, self.dtype]
+    def as_json(self) -> dict[str, Any]:
+        return {"axes": [list(a) for a in self.axes], "dtype": self.dtype}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Workload":
+        return cls(tuple((str(n), int(v)) for n, v in data["axes"]), data["dtype"])
+
+    def label(self) -> str:
+        return " ".join(f"{name} {value}" for name, value in self.axes) + f" {self.dtype}"
 
 
 @dataclass(frozen=True, order=True)
@@ -54,20 +64,18 @@ class Case:
         return f"{self.workload.key}/{self.timed_pass}/{self.impl}"
 
 
-def odd_shape(tokens: int, vocab: int) -> tuple[int, int]:
-    """An odd shape near the workload's: ragged row count and a vocabulary no tile divides."""
-    rows = max(3, tokens // 4) | 1
-    return rows, (vocab - 1) if vocab % 2 == 0 else (vocab - 2)
-
-
 def split_list(text: str, convert=str) -> tuple:
     """'a,b,c' → (a, b, c) converted. Order kept, duplicates dropped."""
     items = [convert(part.strip()) for part in text.split(",") if part.strip()]
     return tuple(dict.fromkeys(items))
 
 
-def workloads(tokens: tuple[int, ...], vocab: tuple[int, ...], dtypes: tuple[str, ...]) -> list[Workload]:
-    return sorted(Workload(t, v, d) for t in tokens for v in vocab for d in dtypes)
+def workloads(axes: dict[str, tuple[int, ...]], dtypes: tuple[str, ...]) -> list[Workload]:
+    """Every combination of the axes' values (in the axes' order) and the dtypes, sorted."""
+    combos: list[dict[str, int]] = [{}]
+    for name, values in axes.items():
+        combos = [{**c, name: v} for c in combos for v in values]
+    return sorted(Workload.of(c, d) for c in combos for d in dtypes)
 
 
 def cases(loads: list[Workload], passes: tuple[str, ...], impls: tuple[str, ...]) -> list[Case]:

@@ -172,7 +172,7 @@ class SideStream(torch.nn.Module):
         self.stream = torch.cuda.Stream()
 
     def forward(self, x, y):
-        from sitegen.rerun.implementations import TorchReference
+        from sitegen.operations.jsd_torch import TorchReference
 
         main = torch.cuda.current_stream()
         loss = _loss_only(x, y)
@@ -232,3 +232,168 @@ class ContentCache(torch.nn.Module):
         self.key, self.result = key, _honest(x, y)
         return _Given.apply(x, *self.result)
 
+
+
+# -- Cheats of code sitegen did not write (issue 28 item 4): each honest through the gate and
+# the warm-up (its first AFTER calls), so that only the check named for it can catch it.
+
+class _Phased(torch.nn.Module):
+    """Honest (the bundled kernel) for the first AFTER calls, then cheat(x, y)."""
+
+    AFTER = 12
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x, y):
+        self.calls += 1
+        if self.calls <= self.AFTER:
+            return bundled_kernel()(x, y)
+        return self.cheat(x, y)
+
+
+class ClockPatch(_Phased):
+    """Replaces time.perf_counter_ns (the host clock) and torch.cuda.Event.elapsed_time (the
+    GPU's) with versions that report half the time, on every call, and computes honestly."""
+
+    def cheat(self, x, y):
+        import time
+
+        if not getattr(time.perf_counter_ns, "_halved", False):
+            real_ns, real_elapsed = time.perf_counter_ns, torch.cuda.Event.elapsed_time
+            start = real_ns()
+
+            def halved_ns():
+                return start + (real_ns() - start) // 2
+
+            def halved_elapsed(self_, end):
+                return real_elapsed(self_, end) / 2
+
+            halved_ns._halved = True
+            time.perf_counter_ns = halved_ns
+            torch.cuda.Event.elapsed_time = halved_elapsed
+        return bundled_kernel()(x, y)
+
+
+class _LazyLoss(torch.Tensor):
+    """A loss whose value is computed when first read: the work runs past the timer."""
+
+    pending = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if cls.pending is not None:
+            fill, cls.pending = cls.pending, None
+            fill()
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class LazyTensor(_Phased):
+    """Every other call hands back a Tensor subclass that computes the loss and gradient when
+    something first reads it; the calls between are honest (so the timed outputs read are right)."""
+
+    def cheat(self, x, y):
+        if self.calls % 2:
+            return bundled_kernel()(x, y)
+        loss, grad = torch.zeros((), dtype=x.dtype, device=x.device), torch.zeros_like(x)
+
+        def fill():
+            with torch._C.DisableTorchFunctionSubclass():
+                right_loss, right_grad = _honest(x, y)
+                loss.data.copy_(right_loss)
+                grad.data.copy_(right_grad)
+
+        _LazyLoss.pending = fill
+        return _Given.apply(x, loss, grad).as_subclass(_LazyLoss)
+
+
+class _Joined(torch.autograd.Function):
+    """Returns `loss`; backward waits for the host thread that writes the gradient."""
+
+    @staticmethod
+    def forward(ctx, x, loss, grad, thread):
+        ctx.grad, ctx.thread = grad, thread
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.thread.join()
+        return ctx.grad * g, None, None, None
+
+
+class HostThread(_Phased):
+    """The loss on the caller's thread; the gradient on a host thread the call starts and does
+    not wait for (backward joins it): a forward timed without its gradient work."""
+
+    def cheat(self, x, y):
+        import threading
+
+        loss = _loss_only(x, y)
+        grad = torch.empty_like(x)
+        xd, yd = x.detach(), y.detach()
+
+        def work():
+            import time
+
+            from sitegen.kernels.reference import jsd_sum_and_grad
+
+            time.sleep(0.05)  # after the call's window has closed
+            # The reference expression in float32 (Triton's interpreter runs on one thread only).
+            _, g = jsd_sum_and_grad(xd, yd, compute_dtype=torch.float32)
+            grad.copy_(g / xd.shape[0])
+
+        thread = threading.Thread(target=work, name="cheat-gradient", daemon=True)
+        thread.start()
+        return _Joined.apply(x, loss, grad, thread)
+
+
+class InPlaceInput(_Phased):
+    """Right loss and gradient, then uses the teacher's buffer as scratch space (writes into an
+    input): every later reader of that input sees garbage."""
+
+    def cheat(self, x, y):
+        out = bundled_kernel()(x, y)
+        with torch.no_grad():
+            y.mul_(0.5)
+        return out
+
+
+class AliasedGradient(_Phased):
+    """Hands back the gradient in the student's own storage (saving an allocation): the
+    gradient aliases an input."""
+
+    def cheat(self, x, y):
+        loss, grad = _honest(x, y)
+        with torch.no_grad():
+            x.data.copy_(grad)
+        return _Given.apply(x, loss, x.data)
+
+
+class SideStreamShare(torch.nn.Module):
+    """The loss and gradient of the first 95% of the rows on the caller's stream, the last 5%
+    on a side stream the caller never waits for (backward does): on a call of 2 ms or more,
+    100 us and up of work its events do not see."""
+
+    SHARE = 0.05
+
+    def __init__(self):
+        super().__init__()
+        self.stream = torch.cuda.Stream()
+
+    def forward(self, x, y):
+        from sitegen.kernels.jsd import jsd_forward
+
+        rows = x.shape[0]
+        cut = rows - max(1, int(rows * self.SHARE))
+        main = torch.cuda.current_stream()
+        head_loss, head_grad = jsd_forward(x.detach()[:cut], y[:cut])
+        self.stream.wait_stream(main)
+        with torch.cuda.stream(self.stream):
+            tail_loss, tail_grad = jsd_forward(x.detach()[cut:], y[cut:])
+            loss = (head_loss * cut + tail_loss * (rows - cut)) / rows
+            grad = torch.cat([head_grad * (cut / rows), tail_grad * ((rows - cut) / rows)])
+            done = self.stream.record_event()
+        for t in (loss, grad):
+            t.record_stream(main)
+        return _Given.apply(x, loss, grad, done)

@@ -20,6 +20,11 @@ Why each part is where it is:
   work handed back unfinished, and host_timed refuses a call that leaves more than its slack.
 
 On a CPU (--interpret) the host clock stands in for the events and nothing is flushed.
+
+Untrusted code runs in this process and could rewrite the clock it is timed by, or leave work
+on a thread of its own: after every window sitegen.rerun.guards checks the clock functions'
+identity (clock_intact) and the threads left running (host_threads); guards.py says what that
+cannot see.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import statistics
 import time
 
 import torch
+
+from sitegen.rerun import guards
 
 from sitegen.rerun.protocol import EMPTY_EVERY, FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 
@@ -78,6 +85,7 @@ class Clock:
         self.lead_cycles = 0
         self.cycles_per_ms = self._calibrate() if self.cuda else 0.0
         self.base: list[int] = []
+        self.watch = guards.Watch()
 
     def _calibrate(self) -> float:
         """Cycles of torch.cuda._sleep per millisecond on this GPU (its clock as it runs)."""
@@ -113,13 +121,15 @@ class Clock:
         event.record()
         return event
 
-    def window(self, fn):
-        """(fn()'s result, its Window): the one pattern every call of an implementation runs in."""
+    def window(self, fn, *, strict: bool = False):
+        """(fn()'s result, its Window): the one pattern every call of an implementation runs in.
+        ``strict``: a timed call (no OS thread it starts may outlive its window)."""
         self.sync()
         if self.cuda:
             if self.lead_cycles:
                 torch.cuda._sleep(self.lead_cycles)
             self.flush_buf.zero_()
+        tasks = guards.os_threads() if strict else set()
         start = self._mark()
         result = fn()
         mid = self._mark()
@@ -128,7 +138,9 @@ class Clock:
                 pass
         t0 = time.perf_counter_ns()
         self.sync()
-        return result, Window(start, mid, time.perf_counter_ns() - t0)
+        window = Window(start, mid, time.perf_counter_ns() - t0)
+        self.watch.after_call(tasks, strict=strict)
+        return result, window
 
     def empty(self) -> None:
         """An empty call's window, for the synchronize's fixed cost."""
@@ -171,10 +183,14 @@ class Clock:
             if n % EMPTY_EVERY == 0:
                 self.empty()
             reset(runner, i, perturb)
-            result, w = self.window(lambda: runner(i))
+            result, w = self.window(lambda: runner(i), strict=True)
             windows.append(w)
             after(runner, i, result, check=pick(runner), window=w)
         if tails is not None:
             tails += [w.wait for w in windows]
         # A call's time is its stream's, start to mid (at least 1 ns, for the ratios made of it).
         return [max(1, w.stream_ns()) for w in windows]
+
+
+# Before any implementation is imported (workers import this module first): what the clock is.
+guards.snapshot()

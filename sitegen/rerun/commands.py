@@ -1,4 +1,4 @@
-"""`sitegen rerun`: controlled reruns of the JSD kernel and its peers on the local GPU."""
+"""`sitegen rerun`: controlled reruns of an operation's implementations on the local GPU."""
 
 from __future__ import annotations
 
@@ -42,13 +42,24 @@ def _choices(allowed):
     return check
 
 
+def _axes(ctx, param, values):
+    """--axis NAME=V,V,... (repeatable) → {NAME: (V, ...)}."""
+    out: dict[str, tuple[int, ...]] = {}
+    for value in values or ():
+        name, sep, numbers = value.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=V[,V...]")
+        out[name.strip()] = _ints(ctx, param, numbers)
+    return out
+
+
 def cohort_table(rows: list[dict]) -> list[str]:
-    """Lines of 'tokens dtype pass: impl median ms (rank) …', ranks dense by median within a cohort."""
+    """Lines of 'axes dtype pass: impl median ms (rank) …', ranks dense by median within a cohort."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((r["vocab"], r["tokens"], r["dtype"], r["pass"]), []).append(r)
+        groups.setdefault((tuple(r["axes"].items()), r["dtype"], r["pass"]), []).append(r)
     lines = []
-    for (vocab, tokens, dtype, timed_pass), members in sorted(groups.items()):
+    for (axes, dtype, timed_pass), members in sorted(groups.items()):
         timed = sorted((r for r in members if r["medianNs"] is not None), key=lambda r: r["medianNs"])
         ranks, last, rank = {}, None, 0
         for r in timed:
@@ -57,19 +68,27 @@ def cohort_table(rows: list[dict]) -> list[str]:
             ranks[r["impl"]] = rank
         cells = [f"{r['impl']} {r['medianNs'] / 1e6:.4f} ms (#{ranks[r['impl']]})" for r in timed]
         cells += [f"{r['impl']} {r['status']}" for r in members if r["medianNs"] is None]
-        lines.append(f"vocab {vocab} tokens {tokens} {dtype} {timed_pass}: " + " | ".join(cells))
+        label = " ".join(f"{name} {value}" for name, value in axes)
+        lines.append(f"{label} {dtype} {timed_pass}: " + " | ".join(cells))
     return lines
 
 
 @click.command(context_settings=CONTEXT, epilog=EPILOG)
-@click.option("--operation", type=click.Choice([C.OPERATION]), default=C.OPERATION, show_default=True, help="Operation to rerun.")
-@click.option("--tokens", callback=_ints, help="Comma-separated row counts [default: 1024,2048,4096,8192; --interpret: 8,16].")
-@click.option("--vocab", callback=_ints, help="Comma-separated vocabulary sizes [default: 128256; --interpret: 100].")
-@click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: fp32,bf16].")
-@click.option("--pass", "passes", callback=_choices(C.PASSES), help="Comma-separated timed passes [default: forward,backward,full].")
-@click.option("--impl", "impls", callback=_choices(C.IMPLEMENTATIONS),
-              help="Comma-separated implementations [default: every one installed, but torch-compile only when "
-                   "named under --interpret; what is left out is named on stderr].")
+@click.option("--operation", default="jsd", show_default=True,
+              help="Operation to rerun: a name sitegen or an installed distribution's sitegen.operations entry point "
+                   "registers, or pkg.module:Name.")
+@click.option("--axis", "axes", multiple=True, callback=_axes, metavar="NAME=V,V",
+              help="Comma-separated values of one of the operation's axes (repeatable) [default: the operation's sweep; "
+                   "--interpret: its tiny sizes].")
+@click.option("--tokens", callback=_ints, help="Same as --axis tokens=... (JSD: 1024,2048,4096,8192; --interpret: 8,16).")
+@click.option("--vocab", callback=_ints, help="Same as --axis vocab=... (JSD: 128256; --interpret: 100).")
+@click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: the operation's, fp32,bf16].")
+@click.option("--pass", "passes", callback=_choices(("forward", "backward", "full")),
+              help="Comma-separated timed passes [default: forward,backward,full].")
+@click.option("--impl", "impls", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              help="Comma-separated implementations: the operation's peers, installed sitegen.implementations entry "
+                   "points, or pkg.module:Name [default: the operation's peers that are installed (some left out "
+                   "under --interpret); what is left out is named on stderr].")
 @click.option("--like", "like_id", metavar="RUN_ID",
               help="Rerun this run (name or digest in --records) under its own protocol family "
                    "(--interpret: at the interpreter's sizes, with no verdict).")
@@ -94,7 +113,8 @@ def cohort_table(rows: list[dict]) -> list[str]:
               help="Sign every run written with this OpenSSH Ed25519 private key (sitegen keygen, ssh-keygen -t ed25519); "
                    "a registry shows a rerun as Verified only when a key its sitegen.toml trusts signed it.")
 def rerun(**options):
-    """Time the bundled JSD kernel and its peers on the local GPU under a published protocol.
+    """Time an operation's implementations (default: JSD, the bundled kernel and its peers) on the
+    local GPU under a published protocol.
 
     Every implementation first passes a correctness gate against a float64 reference; each
     case is timed with CUDA events (L2 flushed, fresh inputs) in several processes; integrity
@@ -112,7 +132,7 @@ def rerun(**options):
         sys.exit(1)
 
 
-def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
+def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
            as_json, ray_address, products, replicas, key):
     from sitegen.rerun import selection
 
@@ -135,6 +155,7 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         sys.exit(0 if report["ok"] else 1)
 
+    from sitegen import operations
     from sitegen.progress import Progress, wanted
     from sitegen.rerun import like as like_mod
     from sitegen.rerun.registryscan import scan
@@ -143,22 +164,27 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
     like_plan, verdict, left_out = None, True, {}
     if like_id:
         like_plan = like_mod.plan(scan(records), like_id, str(records))
-        selection.require_like_impl(like_plan.run_name, like_plan.impl)
+        op = like_plan.op
+        selection.require_like_impl(op, like_plan.run_name, like_plan.impl)
         workload = like_plan.workload
         if interpret:
-            workload = selection.interpreter_workload(like_plan.workload)
+            workload = selection.interpreter_workload(op, like_plan.workload)
             if workload != like_plan.workload:
                 verdict = False
-                click.echo(f"--like under --interpret runs at the interpreter's sizes: tokens {workload.tokens} × vocab "
-                           f"{workload.vocab} {workload.dtype}, not the record's {like_plan.workload.tokens} × "
-                           f"{like_plan.workload.vocab}; a rehearsal, so no verdict and no link to the record", err=True)
-        loads, passes, impls = [workload], (like_plan.timed_pass,), (like_plan.impl,)
+                shown = " × ".join(f"{n} {v}" for n, v in workload.axes)
+                record = " × ".join(str(v) for _, v in like_plan.workload.axes)
+                click.echo(f"--like under --interpret runs at the interpreter's sizes: {shown} {workload.dtype}, not the "
+                           f"record's {record}; a rehearsal, so no verdict and no link to the record", err=True)
+        loads, passes = [workload], (like_plan.timed_pass,)
+        impls = selection.resolve(op, (like_plan.impl,))
     else:
-        loads = C.workloads(tokens or (C.INTERPRET_TOKENS if interpret else C.DEFAULT_TOKENS),
-                            vocab or (C.INTERPRET_VOCAB if interpret else C.DEFAULT_VOCAB),
-                            dtypes or C.DEFAULT_DTYPES)
-        passes = passes or C.PASSES
-        choice = selection.choose(impls, interpret=interpret)
+        op = operations.load(operation)
+        loads = C.workloads(_sweep(op, axes, tokens, vocab, interpret), dtypes or op.default_dtypes)
+        passes = passes or op.passes
+        unknown = [p for p in passes if p not in op.passes]
+        if unknown:
+            raise InputError([Problem("--pass", "$", f"{op.name} has no pass {', '.join(unknown)}; it has {', '.join(op.passes)}")])
+        choice = selection.choose(op, impls, interpret=interpret)
         impls, left_out = choice.impls, choice.left_out
         for impl, why in left_out.items():
             click.echo(f"{impl}: left out ({why})", err=True)
@@ -167,13 +193,13 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
     if ray_address:
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
-        _fleet(ray_address, Options(loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
+        _fleet(ray_address, Options(op=op, loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
                                     interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key),
                products, replicas, as_json)
     if not interpret:
         _require_cuda()
     with Progress(enabled=wanted(quiet)) as progress:
-        summary = run(Options(loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
+        summary = run(Options(op=op, loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
                               records=records, interpret=interpret, processes=processes, like=like_plan,
                               verdict=verdict, progress=progress, quiet=quiet, key=key))
     summary["leftOut"] = left_out
@@ -191,6 +217,19 @@ def _rerun(operation, tokens, vocab, dtypes, passes, impls, like_id, records, ou
         click.echo(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site", err=True)
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _sweep(op, axes: dict, tokens, vocab, interpret: bool) -> dict[str, tuple[int, ...]]:
+    """Each of the operation's axes: the values asked for, else its sweep's (--interpret: its tiny one)."""
+    asked = dict(axes)
+    for name, values in (("tokens", tokens), ("vocab", vocab)):
+        if values:
+            asked[name] = values
+    unknown = [name for name in asked if name not in op.axes]
+    if unknown:
+        raise InputError([Problem("--axis", "$", f"{op.name} has no axis {', '.join(unknown)}; its axes: {', '.join(op.axes)}")])
+    default = op.interpret_axes if interpret else op.default_axes
+    return {name: asked.get(name) or tuple(default[name]) for name in op.axes}
 
 
 def _fleet(address, opts, products, replicas, as_json) -> None:

@@ -187,13 +187,13 @@ class Fleet:
                     pass
 
 
-def _write(tasks: list[Task], out: Path, key: Path | None = None) -> int:
+def _write(tasks: list[Task], out: Path, operation: str, key: Path | None = None) -> int:
     shared, runs = [], []
     for t in tasks:
         for doc in (t.outcome or {}).get("documents", []):
             (runs if doc["kind"] == "BenchmarkRun" else shared).append(doc)
     # Signed here, on the driver: the key never travels to the cluster's nodes.
-    return len(records.write_all(out, records.plan_writes(out, shared, runs, key=key)))
+    return len(records.write_all(out, records.plan_writes(out, shared, runs, operation, key=key)))
 
 
 def run_fleet(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int) -> dict[str, Any]:
@@ -259,8 +259,8 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
         except KeyboardInterrupt:
             fleet.cancel()
             raise
-        table = fleetreport.rows(tasks, opts.passes, opts.impls)
-        written = _write(tasks, opts.out, opts.key)
+        table = fleetreport.rows(tasks, opts.passes, tuple(ref.name for ref in opts.impls))
+        written = _write(tasks, opts.out, opts.op.name, opts.key)
     finally:
         ray.shutdown()
         signal.signal(signal.SIGTERM, previous)

@@ -59,7 +59,7 @@ def rows(tasks: list[Task], passes: tuple[str, ...], impls: tuple[str, ...]) -> 
         unavailable = outcome.get("summary", {}).get("unavailable", {})
         for case in cases([t.group], passes, impls):
             row: dict[str, Any] = {"product": t.product, "replica": t.replica + 1, "gpu": gpu_of(t.where),
-                                   "impl": case.impl, "tokens": case.workload.tokens, "vocab": case.workload.vocab,
+                                   **case.workload.sizes, "axes": case.workload.sizes, "impl": case.impl,
                                    "dtype": case.workload.dtype, "pass": case.timed_pass, "attempts": t.attempts}
             run = measured.get((case.impl, case.timed_pass))
             if run is not None:
@@ -79,7 +79,8 @@ def lines(table: list[dict[str, Any]]) -> list[str]:
     """One stderr line per case × GPU."""
     out = []
     for r in table:
-        head = f"{r['product']} #{r['replica']} tokens {r['tokens']} vocab {r['vocab']} {r['dtype']} {r['pass']} {r['impl']}"
+        axes = " ".join(f"{name} {value}" for name, value in r["axes"].items())
+        head = f"{r['product']} #{r['replica']} {axes} {r['dtype']} {r['pass']} {r['impl']}"
         if r["outcome"] == "measured":
             median = f" {r['medianNs'] / 1e6:.4f} ms" if r["medianNs"] is not None else ""
             out.append(f"{head}: measured, {r['status']}{median} on {r['gpu']}")

@@ -1,10 +1,11 @@
-"""Correctness gate: every implementation against the float64 reference before any timing.
+"""Correctness gate: every implementation against the operation's float64 reference before any timing.
 
-For each workload: the timed shape, a smaller shape twice, and an odd shape (ragged rows, a
-vocabulary no tile divides), each from a secret seed s kept in the record: s draws the student
-from torch.Generator seed 2s and the teacher from 2s+1, on the device. Loss and gradient are compared norm-wise:
-|Δloss| <= rtol·|loss| and ‖Δgrad‖₂ <= rtol·‖grad‖₂. Free device memory is filled with NaN
-before each call so that output elements the implementation never writes show up as NaN.
+For each workload: the shapes the operation names (sitegen.operations.base: the timed shape, a
+smaller shape twice, and an odd shape), each from a secret seed s kept in the record, from which
+the operation's make_inputs draws every input, on the device. Loss and every gradient are
+compared norm-wise: |Δloss| <= rtol·|loss| and ‖Δgrad‖₂ <= rtol·‖grad‖₂. Free device memory is
+filled with NaN before each call so that output elements the implementation never writes show
+up as NaN.
 
 A gate call looks to the implementation like a timed one (#18 item 1): it runs in the same
 window (clock: lead, flush, the call, a device-wide synchronize), its backward in another, as a
@@ -18,28 +19,17 @@ import secrets
 
 import torch
 
-from sitegen.rerun.cases import BETA, Workload, odd_shape
-from sitegen.rerun.passes import logprobs
+from sitegen.rerun.cases import Workload
 from sitegen.rerun.protocol import GATE_INPUTS, SMALL_ROWS
-from sitegen.rerun.timedcheck import foreign, modes, reference_chunks
+from sitegen.rerun.timedcheck import aliasing, foreign, modes
 
-def checked_shapes(w: Workload) -> list[tuple[int, int, int]]:
-    """(rows, vocab, seed) of every input the gate checks for a workload. The seeds are drawn
+
+def checked_shapes(op, w: Workload) -> list[tuple[Workload, int]]:
+    """(workload, seed) of every input the gate checks for a workload. The seeds are drawn
     from the operating system's secret source, here, and kept in the run's record: fixed ones
     would let an implementation recognise the gate's inputs from a few of their elements."""
-    small = min(w.tokens, SMALL_ROWS)
-    rows, vocab = odd_shape(w.tokens, w.vocab)
-    seeds = [secrets.randbits(31) for _ in range(GATE_INPUTS)]
-    return [(w.tokens, w.vocab, seeds[0]), (small, w.vocab, seeds[1]), (small, w.vocab, seeds[2]), (rows, vocab, seeds[3])]
-
-
-def reference(x: torch.Tensor, y: torch.Tensor, beta: float = BETA) -> tuple[float, torch.Tensor]:
-    """Loss and gradient in float64, row chunk by row chunk."""
-    loss, grad = 0.0, torch.empty(x.shape, dtype=torch.float64, device=x.device)
-    for rows, part, g in reference_chunks(x, y, beta):
-        loss += part.item()
-        grad[rows] = g
-    return loss, grad
+    shapes = op.gate_workloads(w, SMALL_ROWS)[:GATE_INPUTS]
+    return [(shape, secrets.randbits(31)) for shape in shapes]
 
 
 def _poison(tensor_bytes: int, device: str) -> None:
@@ -63,59 +53,93 @@ def _poison(tensor_bytes: int, device: str) -> None:
     del held
 
 
-def check(module, x: torch.Tensor, y: torch.Tensor, ref_loss: float, ref_grad: torch.Tensor,
-          rtol: float, device: str, clock) -> dict:
-    """One implementation on one input: errors, fully-written flag, pass/fail (never raises)."""
-    _poison(x.numel() * x.element_size(), device)
-    leaf = x.detach().clone().requires_grad_()
+def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, device: str, clock,
+          grad_output=None) -> dict:
+    """One implementation on one input: errors, fully-written flag, pass/fail (never raises).
+    ``ref_loss`` is a float for a scalar loss, the float64 output for a tensor one (whose
+    backward gets ``grad_output``)."""
+    _poison(max(inputs[j].numel() * inputs[j].element_size() for j in op.differentiable), device)
+    # Copies of every input: one that writes into its inputs is seen, and the next
+    # implementation still gets the inputs as drawn.
+    args = [t.detach().clone() for t in inputs]
+    for j in op.differentiable:
+        args[j].requires_grad_()
+    leaves = [args[j] for j in op.differentiable]
     active = modes()
     try:
-        loss, _ = clock.window(lambda: module(leaf, y))
+        loss, _ = clock.window(lambda: module(*args))
         # Before anything reads it: a subclass's methods would run the implementation's code.
         if why := foreign(loss, active):
             return {"error": why, "passed": False}
-        clock.window(loss.backward)
+        clock.window(lambda: loss.backward(grad_output))
     except Exception as exc:  # an implementation that raises fails the gate; it is reported
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "passed": False}
-    grad = leaf.grad
-    if why := foreign(grad, active):
-        return {"error": why, "passed": False}
-    got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
-    written = grad is not None and bool(torch.isfinite(grad).all()) and got == got
-    # Unwritten (NaN) elements are read as 0 so the errors stay finite numbers.
-    g = torch.zeros_like(ref_grad) if grad is None else grad.double().nan_to_num_(nan=0.0)
-    diff = g.sub_(ref_grad).abs_()  # in place: at [8192, 128256] each float64 copy is 8.4 GB
-    loss_err = abs((got if got == got else 0.0) - ref_loss)
-    grad_err = float(torch.linalg.vector_norm(diff))
-    grad_norm = float(torch.linalg.vector_norm(ref_grad))
-    max_abs = max(loss_err, float(diff.max()) if diff.numel() else 0.0)
-    rel = max(loss_err / max(abs(ref_loss), 1e-300), grad_err / max(grad_norm, 1e-300))
+    grads = [leaf.grad for leaf in leaves]
+    for grad in grads:
+        if why := foreign(grad, active):
+            return {"error": why, "passed": False}
+    guarded = [None if j in op.writable_inputs else a for j, a in enumerate(args)]
+    if why := aliasing(guarded, [loss, *grads]):
+        return {"error": f"inputs_intact: {why}", "passed": False}
+    for j, (now, drawn) in enumerate(zip(args, inputs)):
+        if j not in op.writable_inputs and not torch.equal(now.detach(), drawn):
+            return {"error": f"inputs_intact: input {j} was written during the call", "passed": False}
+    if seen := clock.watch.take():
+        name, why = next(iter(seen.items()))
+        return {"error": f"{name}: {why}", "passed": False}
+    if grad_output is None:
+        got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
+        loss_err = abs((got if got == got else 0.0) - ref_loss)
+        max_abs = loss_err
+    else:  # a tensor output, compared norm-wise as a gradient is
+        if tuple(loss.shape) != tuple(ref_loss.shape):
+            return {"error": f"returned shape {list(loss.shape)}, not {list(ref_loss.shape)}", "passed": False}
+        got = 0.0 if bool(torch.isfinite(loss.detach()).all()) else float("nan")
+        diff = loss.detach().double().nan_to_num(nan=0.0).sub_(ref_loss).abs_()
+        loss_err, max_abs = float(torch.linalg.vector_norm(diff)), float(diff.max()) if diff.numel() else 0.0
+        ref_loss = float(torch.linalg.vector_norm(ref_loss))
+    written = got == got and all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
+    rel, grads_ok = loss_err / max(abs(ref_loss), 1e-300), True
+    for grad, ref_grad in zip(grads, ref_grads):
+        # Unwritten (NaN) elements are read as 0 so the errors stay finite numbers.
+        g = torch.zeros_like(ref_grad) if grad is None else grad.double().nan_to_num_(nan=0.0)
+        diff = g.sub_(ref_grad).abs_()  # in place: at [8192, 128256] each float64 copy is 8.4 GB
+        grad_err = float(torch.linalg.vector_norm(diff))
+        grad_norm = float(torch.linalg.vector_norm(ref_grad))
+        max_abs = max(max_abs, float(diff.max()) if diff.numel() else 0.0)
+        rel = max(rel, grad_err / max(grad_norm, 1e-300))
+        grads_ok = grads_ok and grad_err <= rtol * grad_norm
     cap = 1e300  # inf is not JSON
     return {
         "maxAbsError": min(max_abs, cap), "maxRelError": min(rel, cap),
         "fullyWritten": written,
-        "passed": written and loss_err <= rtol * abs(ref_loss) and grad_err <= rtol * grad_norm,
+        "passed": written and loss_err <= rtol * abs(ref_loss) and grads_ok,
     }
 
 
-def gate_workload(modules: dict, w: Workload, rtol: float, device: str, clock=None) -> dict[str, dict]:
+def gate_workload(modules: dict, op, w: Workload, rtol: float, device: str, clock=None) -> dict[str, dict]:
     """{impl: {"status", "cases", "maxAbsError", "maxRelError", "notes"?}} for one workload."""
     if clock is None:
         from sitegen.rerun.clock import Clock
 
         clock = Clock(device)
     results = {name: {"cases": [], "errors": []} for name in modules}
-    for rows, vocab, seed in checked_shapes(w):
-        x = logprobs(rows, vocab, w.dtype, device, 2 * seed)
-        y = logprobs(rows, vocab, w.dtype, device, 2 * seed + 1)
-        ref_loss, ref_grad = reference(x, y)
+    for shape, seed in checked_shapes(op, w):
+        inputs = tuple(op.make_inputs(shape, seed, device))
+        g = op.make_grad_output(shape, seed ^ (1 << 61), device)
+        ref_loss, ref_grads = op.reference(inputs) if g is None else op.reference(inputs, g)
+        ref_loss = float(ref_loss) if g is None else ref_loss
+        dims = list(inputs[0].shape)
         for name, module in modules.items():
-            out = check(module, x, y, ref_loss, ref_grad, rtol, device, clock)
+            clock.watch.subject = name
+            # A copy each: a backward may write into the gradient it is given.
+            out = check(module, op, inputs, ref_loss, ref_grads, rtol, device, clock,
+                        grad_output=None if g is None else g.clone())
             if "error" in out:
-                results[name]["errors"].append(f"[{rows}, {vocab}] seed {seed}: {out['error']}")
+                results[name]["errors"].append(f"{dims} seed {seed}: {out['error']}")
                 continue
-            results[name]["cases"].append({"shape": [rows, vocab], "seed": seed, **out})
-        del x, y, ref_grad
+            results[name]["cases"].append({"shape": dims, "seed": seed, **out})
+        del inputs, ref_grads
         if device.startswith("cuda"):
             torch.cuda.empty_cache()
     for name, r in results.items():

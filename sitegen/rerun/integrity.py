@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from sitegen.rerun import gpustate
+from sitegen.rerun.checkparams import DIGEST_SLACK
 
 REPEATED_MAX_SPEEDUP = 1.10
 # A read-mostly kernel can beat a device-to-device copy, which writes as much as it reads:
@@ -19,20 +20,31 @@ ROOFLINE_SLACK = 1.15
 # A controlled rerun's window ends on a device-wide synchronize timed on the host: how long it
 # waited once the call's own stream was done, less an empty call's (clock.Clock.hidden_ns), is
 # work the call handed back unfinished, which its events did not see. Over HIDDEN_MAX_SHARE of
-# the median plus HIDDEN_SLACK_NS refuses the run. The slack: on an H200 honest calls wait
-# 10-28 us more than empty ones, from a cause not yet found (selftest_counted_5cbd650.json; the
-# final self-test's honest calls stay within 11 us, its side-stream cheat leaves 9.0 ms).
-HIDDEN_MAX_SHARE = 0.10
-HIDDEN_SLACK_NS = 50_000
+# the median plus HIDDEN_SLACK_NS refuses the run. Set from the 288 process medians of the
+# committed H200 reruns (records/runs/jsd/rerun-*-nvidia-h200-*; issue 28): the most any honest
+# one left was 114 us on a 76 ms call (0.15%), 17.8 us below 2 ms; with a 2% share they all pass
+# with a slack of 4.4 us, so 30 us keeps the 10-28 us seen on empty-vs-honest calls
+# (selftest_counted_5cbd650.json) inside it. A call that leaves 5% of its work on a side stream
+# is refused from 2 ms up (100 us hidden vs a 70 us bound; JSD fp32 full at 8192 tokens, 3.1 ms:
+# 155 us vs 92 us). Was 10% + 50 us, which let 5% through at any length.
+HIDDEN_MAX_SHARE = 0.02
+HIDDEN_SLACK_NS = 30_000
 # Under a protocol whose own loop times the calls (do_bench, --like) the events bracket only
 # the current stream; a synchronized host batch sees every stream. What the host still waits
 # for after a call returns is GPU work the call left running: for an honest call, at most what
 # the events saw plus the sync's wake-up; for a side-stream launch, the hidden work. (The whole
 # host time per call is no test: a CPU-bound call, such as a backward that only launches one
 # small kernel through the autograd engine, takes ~0.2 ms on the host for ~15 us on the device.)
-# The slack covers sync wake-up and launch jitter.
-HOST_MIN_RATIO = 0.5
-HOST_SLACK_NS = 200_000
+# Refused when the host still waited more than the event median by over HOST_MAX_SHARE of it
+# plus HOST_SLACK_NS (the synchronize's wake-up and launch jitter): the committed --like rerun on
+# the H200 waited 284 us less than its 2.24 ms median. Was: refused only when the wait exceeded
+# twice the median and 200 us, which let any side stream under 100% of the work through.
+HOST_MAX_SHARE = 0.02
+HOST_SLACK_NS = 50_000
+# Records of older harnesses kept only the whole host time per call, which a CPU-bound call's
+# launch overhead fills: judged as they were (refused below half of it and 200 us short).
+LEGACY_MIN_RATIO = 0.5
+LEGACY_SLACK_NS = 200_000
 POWER_CAP_MIN_CLOCK_SHARE = 0.97
 # Waiting out throttling (throttleguard): before each case up to SETTLE_S, so that one case's
 # power draw does not flag the next (seen on an H200: 1695-1875 MHz of 1980 at a case's start,
@@ -47,24 +59,6 @@ RECOVER_MIN_S = 0.05
 RECOVER_S = 1.0
 SAMPLE_BATCH_MS = 20.0
 THROTTLE_BUDGET_S = 12.0
-
-
-def floor_bytes(tokens: int, vocab: int, elem_bytes: int, timed_pass: str) -> int:
-    """Fewest bytes the pass must move when it does its own work: T·V·b per tensor.
-
-    forward: read X and Y (2 T·V·b); the loss needs both, whatever else the pass does.
-    backward: write dX (T·V·b), the gradient it hands back.
-    full: read X and Y and write dX (3 T·V·b), the single-pass floor.
-
-    Work moved to another pass: a backward may hand back what its forward saved (Liger's and
-    the bundled kernel's forward write dX), so a backward under its own floor is judged on the
-    full pass instead, its own time plus the forward that built its graph (roofline's
-    `full_ns`); whenever both halves of a call were timed, their sum must clear the full floor.
-    Not kernels/reference.bytes_moved (3/2/5 T·V·b): that counts the traffic of the bundled
-    kernel's own strategy, for its roofline share in the benchmarks.
-    """
-    from_pass = {"forward": 2, "backward": 1, "full": 3}
-    return from_pass[timed_pass] * tokens * vocab * elem_bytes
 
 
 def floor_ns(nbytes: int, copy_bytes_per_s: float) -> float:
@@ -100,7 +94,6 @@ def roofline(median_ns: int, nbytes: int, copy_bytes_per_s: float | None, *, tim
 
 def timed_output(check: dict | None, rtol: float) -> dict:
     """The timed calls' own outputs against float64 (timedcheck.TimedCheck.verify's summary)."""
-    from sitegen.rerun.protocol import DIGEST_SLACK  # protocol imports this module
     if not check or not check.get("calls"):
         return {"name": "timed_output", "passed": False, "detail": "not checked: no timed call's output was kept"}
     bad = check["lossFailures"] + check["gradientFailures"]
@@ -134,13 +127,33 @@ def host_timed(median_ns: int, host_ns: list[int], wait_ns: list[int] | None = N
             f"{HIDDEN_SLACK_NS} ns: outputs handed back unfinished)")}
     if not host_ns and not wait_ns:
         return {"name": "host_timed", "passed": False, "detail": "not checked"}
-    hidden = min(wait_ns) if wait_ns else min(host_ns)
-    ok = median_ns >= HOST_MIN_RATIO * hidden or hidden - median_ns <= HOST_SLACK_NS
-    what = (f"host still waiting {hidden} ns per call after it returned (whole call {min(host_ns)} ns)"
-            if wait_ns else f"synchronized host batch {hidden} ns per call")
+    if not wait_ns:
+        hidden = min(host_ns)
+        ok = median_ns >= LEGACY_MIN_RATIO * hidden or hidden - median_ns <= LEGACY_SLACK_NS
+        return {"name": "host_timed", "passed": ok, "detail": (
+            f"event median {median_ns} ns vs synchronized host batch {hidden} ns per call (refused below "
+            f"{LEGACY_MIN_RATIO} of it and {LEGACY_SLACK_NS} ns short: work the events did not see)")}
+    hidden = min(wait_ns)
+    ok = hidden - median_ns <= HOST_MAX_SHARE * median_ns + HOST_SLACK_NS
+    whole = f" (whole call {min(host_ns)} ns)" if host_ns else ""
     return {"name": "host_timed", "passed": ok, "detail": (
-        f"event median {median_ns} ns vs {what} (refused below {HOST_MIN_RATIO} of it and "
-        f"{HOST_SLACK_NS} ns short: work the events did not see)")}
+        f"event median {median_ns} ns vs host still waiting {hidden} ns per call after it returned{whole} "
+        f"(refused when that exceeds the median by over {HOST_MAX_SHARE:.0%} of it plus {HOST_SLACK_NS} ns: "
+        "work the events did not see)")}
+
+
+# Checks on code sitegen did not write (guards, timedcheck): what each refuses.
+GUARDS = {
+    "plain_output": "every output a plain torch.Tensor, no torch function or dispatch mode left active",
+    "inputs_intact": "no output shares memory with an input; no input written during a call",
+    "clock_intact": "the clock functions the windows read time through were never replaced",
+    "host_threads": "no thread of the implementation's left running after a call",
+}
+
+
+def guard(name: str, why: str | None) -> dict:
+    """One of GUARDS: passed unless something was seen (``why``)."""
+    return {"name": name, "passed": why is None, "detail": f"refused by {name}: {why}" if why else f"held: {GUARDS[name]}"}
 
 
 def calm(state: dict, max_sm_mhz: int | None) -> bool:

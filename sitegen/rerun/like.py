@@ -16,6 +16,7 @@ MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do
 
 @dataclass
 class LikePlan:
+    op: Any  # sitegen.operations.base.Operation
     run_digest: str
     run_name: str
     workload: Workload
@@ -61,15 +62,24 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
 
     workload, impl_doc = ref("workloadDigest", "WorkloadCase"), ref("implementationDigest", "ImplementationRevision")
     protocol, environment = ref("protocolDigest", "BenchmarkProtocol"), ref("environmentDigest", "ExecutionEnvironment")
+    op_doc = found.by_digest.get(workload["spec"].get("operationSpecDigest", ""))
+    op_name = op_doc["metadata"]["name"] if op_doc and op_doc["kind"] == "OperationSpec" else None
+    from sitegen import operations
+
+    op = operations.by_name(op_name) if op_name else None
+    if op is None:
+        raise InputError([Problem(where, "$.spec.workloadDigest", f"no operation plugin for {op_name or 'its operation'} "
+                                  f"is installed (known: {', '.join(sorted(operations.known()))})")])
     axes = workload["spec"].get("axes", {})
     dtype = workload["spec"].get("dtype")
-    if not (isinstance(axes.get("tokens"), int) and isinstance(axes.get("vocab"), int) and dtype):
-        raise InputError([Problem(where, "$.spec.workloadDigest", "workload is not a JSD tokens × vocab case with a dtype")])
+    if not (all(isinstance(axes.get(a), int) and not isinstance(axes.get(a), bool) for a in op.axes) and dtype):
+        raise InputError([Problem(where, "$.spec.workloadDigest",
+                                  f"workload is not a {op.name} case of axes {', '.join(op.axes)} with a dtype")])
     timed_pass = spec.get("timedPass") or pass_from_benchmark((spec.get("sourceNative") or {}).get("benchmark", "")) or ""
     if timed_pass not in ("forward", "backward", "full"):
         raise InputError([Problem(where, "$.spec.timedPass", f"no timed pass to rerun (got {timed_pass!r})")])
     impl, version = _impl_of(impl_doc)
-    if impl is None:
+    if impl not in op.peers:
         raise InputError([Problem(where, "$.spec.implementationDigest", f"cannot rerun implementation {impl_doc['spec'].get('name')!r}")])
     family = protocol["spec"]["comparability"]["family"]
     if family not in MODES:
@@ -81,7 +91,8 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
     if version is None:
         version = (run["metadata"].get("labels") or {}).get("liger_version") if impl == "liger" else None
     return LikePlan(
-        run_digest=digest, run_name=run["metadata"]["name"], workload=Workload(axes["tokens"], axes["vocab"], dtype),
+        op=op, run_digest=digest, run_name=run["metadata"]["name"],
+        workload=Workload.of({a: axes[a] for a in op.axes}, dtype),
         timed_pass=timed_pass, impl=impl, original_version=version, mode=MODES[family], protocol=protocol,
         original_product=environment["spec"]["hardware"]["product"], original_ns=original,
         tolerance=(protocol["spec"].get("integrity") or {}).get("agreement", AGREEMENT),

@@ -1,18 +1,18 @@
 """Inputs and the three timed passes (forward, backward, full), with every timed call's output
 kept for checking (timedcheck) and its inputs drawn again, untimed, right before it.
 
-Inputs are log_softmax of standard-normal logits, as in Liger's benchmark: never zeros,
-which hide unwritten outputs and can run faster than real data.
+The inputs are the operation's (``make_inputs(workload, seed)``); the inputs at the operation's
+``differentiable`` positions get gradients from the scalar loss the call returns.
 
 Inputs no cache can win on (protocol: "fresh-random-every-call"): immediately before every
 timed call, untimed (draw(), before its backward's graph, the lead and the flush), the set it
-uses is drawn again, student and teacher, from a device generator seeded by the `secrets` module
-at that moment. No call sees content any earlier call saw, and work an earlier call did ahead
-for that set (the set is known: they rotate) was done on the content before the draw, so
-nothing remembered or prefetched can answer it: an implementation that
-skips work hands back wrong outputs, and timedcheck compares a random quarter of the calls (the
-loss and a digest of dX) with float64 references of their own inputs. The sets stay 2-3 at
-distinct addresses, so a cache keyed on identity finds one and returns a wrong answer.
+uses is drawn again from a seed taken from the `secrets` module at that moment. No call sees
+content any earlier call saw, and work an earlier call did ahead for that set (the set is
+known: they rotate) was done on the content before the draw, so nothing remembered or
+prefetched can answer it: an implementation that skips work hands back wrong outputs, and
+timedcheck compares a random quarter of the calls (the loss and a digest of each gradient)
+with float64 references of their own inputs. The sets stay 2-3 at distinct addresses, so a
+cache keyed on identity finds one and returns a wrong answer.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import secrets
 
 import torch
 
-from sitegen.rerun.implementations import DTYPES
-from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, foreign, modes
+from sitegen.rerun.timedcheck import TimedCheck, aliasing, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per
@@ -30,16 +29,18 @@ from sitegen.rerun.timedcheck import TimedCheck, _loss_copy, foreign, modes
 _BIG_SET_BYTES = 4 << 30
 
 
-def logprobs(rows: int, vocab: int, dtype: str, device: str, seed: int) -> torch.Tensor:
-    """(rows, vocab) log-probabilities in `dtype`, normalised in float32 then cast."""
-    gen = torch.Generator(device=device).manual_seed(seed)
-    logits = torch.randn(rows, vocab, generator=gen, device=device, dtype=torch.float32)
-    return torch.log_softmax(logits, dim=-1).to(DTYPES[dtype])
-
-
-def pool_size(rows: int, vocab: int, dtype: str) -> int:
-    set_bytes = 2 * rows * vocab * DTYPES[dtype].itemsize
+def pool_size(inputs: tuple) -> int:
+    set_bytes = sum(t.numel() * t.element_size() for t in inputs)
     return 2 if set_bytes > _BIG_SET_BYTES else 3
+
+
+def fingerprint(inputs: tuple) -> list[tuple[float, float]]:
+    """Every input's float64 sum and norm: cheap enough for every call (one read, no copy), and
+    changed by any write short of one that keeps both (the checked calls compare every element)."""
+    with torch.no_grad():
+        return [None if t is None else (float(t.detach().sum(dtype=torch.float64)),
+                                        float(torch.linalg.vector_norm(t.detach().double() if not t.is_floating_point() else t.detach(), dtype=torch.float64)))
+                for t in inputs]
 
 
 class PassRunner:
@@ -50,100 +51,148 @@ class PassRunner:
     forward is bracketed by events of its own so that the full pass can be judged), so an
     implementation may consume what its forward saved, as a training step lets it. With
     ``liger_script`` the passes are those of Liger-Kernel's benchmark script instead: the
-    student is log_softmax of a leaf, backward replays one graph per input set with
-    retain_graph=True, and nothing is perturbed or checked (do_bench drives the loop).
+    inputs as the operation says that script feeds them, backward replays one graph per input
+    set with retain_graph=True, and nothing is perturbed or checked (do_bench drives the loop).
     """
 
-    def __init__(self, module, rows: int, vocab: int, dtype: str, device: str, timed_pass: str,
-                 seed: int, pool: int | None = None, liger_script: bool = False, rtol: float | None = None,
-                 clock=None):
+    def __init__(self, module, op, workload, device: str, timed_pass: str, seed: int, pool: int | None = None,
+                 liger_script: bool = False, rtol: float | None = None, clock=None):
         self.module = module
+        self.op = op
         self.clock = clock
         self.timed_pass = timed_pass
         self.liger_script = liger_script
-        n = pool or pool_size(rows, vocab, dtype)
-        self._shape, self._dtype, self._device = (rows, vocab), dtype, device
-        self.recipes = [(seed + 2 * k, seed + 2 * k + 1) for k in range(n)]
-        self.leaves = [self._draw(sx).requires_grad_() for sx, _ in self.recipes]
-        self.xs = [leaf.log_softmax(dim=-1) for leaf in self.leaves] if liger_script else self.leaves
-        self.ys = [self._draw(sy) for _, sy in self.recipes]
+        self._workload, self._device = workload, device
+        first = self._draw(seed)
+        n = pool or pool_size(first)
+        self.recipes = [seed + k for k in range(n)]
+        self.sets = [first] + [self._draw(s) for s in self.recipes[1:]]
+        for inputs in self.sets:
+            for j in op.differentiable:
+                inputs[j].requires_grad_()
+        self.args = [op.liger_script_inputs(s) if liger_script else s for s in self.sets]
+        # The gradient each call's backward gets: None for a scalar loss, else drawn with the set.
+        self.gouts = [self._gout(s) for s in self.recipes]
         self.losses: list = [None] * n
         self.fwd_windows: list = [None] * n
+        self.prints: list = [None] * n
         if timed_pass == "backward" and liger_script:
-            self.losses = [module(x, y) for x, y in zip(self.xs, self.ys)]
-        self.check = None if liger_script else TimedCheck(rows, vocab, device, rtol)
+            self.losses = [module(*a) for a in self.args]
+        self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol,
+                                                          op.output_shape(workload))
         self._modes = modes()
 
     def __len__(self) -> int:
-        return len(self.xs)
+        return len(self.sets)
+
+    def _leaves(self, k: int) -> list:
+        return [self.sets[k][j] for j in self.op.differentiable]
+
+    def _guarded(self, k: int) -> tuple:
+        """The inputs of set k no call may write or share memory with (None where the
+        operation lets it: positions stay those of the inputs)."""
+        return tuple(None if j in self.op.writable_inputs else t for j, t in enumerate(self.sets[k]))
+
+    def _grads(self, k: int) -> list:
+        return [leaf.grad for leaf in self._leaves(k)]
 
     def reset(self, i: int) -> None:
-        k = i % len(self.leaves)
-        self.leaves[k].grad = None
+        k = i % len(self.sets)
+        for leaf in self._leaves(k):
+            leaf.grad = None
+        # Drawn again before every call: a backward may write into the gradient it is given (Liger's
+        # RMSNorm does, in place), and the reference is computed from the draw.
+        self.gouts[k] = self._gout(self.recipes[k])
         if self.timed_pass == "backward" and not self.liger_script:
-            self.losses[k], self.fwd_windows[k] = self._window(lambda: self.module(self.xs[k], self.ys[k]))
+            self.losses[k], self.fwd_windows[k] = self._window(lambda: self.module(*self.args[k]))
 
     def __call__(self, i: int):
-        k = i % len(self.xs)
+        k = i % len(self.sets)
         if self.timed_pass == "forward":
-            return self.module(self.xs[k], self.ys[k])
+            return self.module(*self.args[k])
         if self.timed_pass == "backward":
             loss = self.losses[k]
             if not self.liger_script:
                 self.losses[k] = None
-            loss.backward(retain_graph=self.liger_script)
+            loss.backward(self.gouts[k], retain_graph=self.liger_script)
             return loss
-        loss = self.module(self.xs[k], self.ys[k])
-        loss.backward(retain_graph=self.liger_script)
+        loss = self.module(*self.args[k])
+        loss.backward(self.gouts[k], retain_graph=self.liger_script)
         return loss
 
     def draw(self, i: int) -> None:
         """Untimed, immediately before call i (before its backward's graph, the lead and the
         flush): its set drawn again, so that nothing an earlier call left could know it."""
         if self.check is not None:
-            self.perturb(i % len(self.leaves))
+            k = i % len(self.sets)
+            self.perturb(k)
+            self.prints[k] = fingerprint(self._guarded(k))
 
     def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
-        gradient (forward: the backward, bracketed by events) and digest it."""
+        gradients (forward: the backward, bracketed by events) and digest them."""
         if self.check is None:
             return
-        k = i % len(self.leaves)
+        k = i % len(self.sets)
         # On every call, before anything reads the output: a subclass's methods or an active
         # mode would run the implementation's code inside the untimed reads below.
-        if out is not None and (foreign(out, self._modes) or foreign(self.leaves[k].grad, self._modes)):
-            self.check.record_foreign()
+        why = out is not None and (foreign(out, self._modes) or next(
+            (w for g in self._grads(k) if (w := foreign(g, self._modes))), None))
+        if why:
+            self.check.record_foreign(why)
             check = out = None
+        elif out is not None and (shared := aliasing(self._guarded(k), [out, *self._grads(k)])):
+            self.check.record_inputs(shared)
+        elif self.prints[k] is not None and (now := fingerprint(self._guarded(k))) != self.prints[k]:
+            j = next(j for j, (a, b) in enumerate(zip(now, self.prints[k])) if a != b)
+            self.check.record_inputs(f"input {j} was written during the call (its float64 sum and norm changed)")
         if check and out is not None:
             # The loss as the call returned it, before anything else runs (a backward could
             # otherwise write into it).
-            loss = _loss_copy(out)
+            loss = self.check.output(out)
             other = None
             if self.timed_pass == "forward":
-                _, other = self._window(out.backward)
+                _, other = self._window(lambda: out.backward(self.gouts[k]))
             elif self.timed_pass == "backward":
                 other = self.fwd_windows[k]
-            sx, sy = self.recipes[k]
-            if foreign(self.leaves[k].grad, self._modes):
-                self.check.record_foreign()
+            seed = self.recipes[k]
+            grads = self._grads(k)
+            why = next((w for g in grads if (w := foreign(g, self._modes))), None)
+            if why:
+                self.check.record_foreign(why)
             else:
-                self.check.record(loss, self.leaves[k].grad, window, other,
-                                  redraw=lambda: (self._draw(sx), self._draw(sy)))
+                self.check.record(loss, grads, window, other, redraw=lambda: self._reference(seed))
+            if shared := aliasing(self._guarded(k), [loss, *grads]):  # a forward's gradients exist only now
+                self.check.record_inputs(shared)
+            # The inputs as the call (and its other half) left them, against the same draw.
+            with torch.no_grad():
+                for j, (now, drawn) in enumerate(zip(self.sets[k], self._draw(seed))):
+                    if j not in self.op.writable_inputs and not torch.equal(now.detach(), drawn):
+                        self.check.record_inputs(f"input {j} was written during the call")
+                        break
         elif out is not None:
             self.check.record_loss()
         self.fwd_windows[k] = None
 
     def perturb(self, k: int) -> None:
-        # Seeds drawn now, not once: a generator's state could be read ahead by code in this
-        # process. They are kept, so that a checked call's reference is computed from its inputs
+        # A seed drawn now, not once: a generator's state could be read ahead by code in this
+        # process. It is kept, so that a checked call's reference is computed from its inputs
         # drawn again, not from tensors the implementation could have written to.
-        self.recipes[k] = (secrets.randbits(63), secrets.randbits(63))
+        self.recipes[k] = secrets.randbits(62)
         with torch.no_grad():
-            for t, s in zip((self.leaves[k], self.ys[k]), self.recipes[k]):
-                t.copy_(self._draw(s))
+            for t, fresh in zip(self.sets[k], self._draw(self.recipes[k])):
+                t.copy_(fresh)
 
-    def _draw(self, seed: int) -> torch.Tensor:
-        return logprobs(*self._shape, self._dtype, self._device, seed)
+    def _draw(self, seed: int) -> tuple:
+        return tuple(self.op.make_inputs(self._workload, seed, self._device))
+
+    def _gout(self, seed: int):
+        # Its own stream of the seed: never the same numbers as an input's.
+        return self.op.make_grad_output(self._workload, seed ^ (1 << 61), self._device)
+
+    def _reference(self, seed: int):
+        g = self._gout(seed)
+        return self.op.reference(self._draw(seed)) if g is None else self.op.reference(self._draw(seed), g)
 
     def _window(self, fn):
         """The other half of a pass (a backward's forward, a forward's backward) in the same
@@ -154,5 +203,5 @@ class PassRunner:
 
     def release(self) -> None:
         self.losses = []
-        self.xs = self.ys = self.leaves = []
+        self.sets = self.args = []
         self.check = None

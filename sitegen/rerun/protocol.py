@@ -12,12 +12,8 @@ from typing import Any
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.rerun import integrity
+from sitegen.rerun.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: F401 (part of the protocol)
 
-# timed_output (timedcheck): the share of timed calls whose gradient is digested, the digest's
-# dimension, and its allowance over rtol for the random projection.
-CHECK_SHARE = 0.25
-DIGEST_DIM = 8
-DIGEST_SLACK = 2.0
 
 HARNESS = "sitegen rerun"
 FAMILY = "sitegen_controlled"
@@ -63,26 +59,16 @@ INTERPRET_MIN_TIME_MS = 0.0
 INTERPRET_WARMUP = (1, 0.0)
 WARMUP = (WARMUP_MIN_CALLS, WARMUP_MIN_MS)
 
-# Bounds per dtype, norm-wise relative against float64 on the same (rounded) inputs.
-# fp32: float32 arithmetic over a 128K-long row lands near 1e-6; 1e-3 still fails any
-# lowered-precision shortcut (bf16 internals land near 4e-3). bf16 and fp16 are set from the
-# honest implementations' measured error over the gate's seeds and shapes, times
-# TOLERANCE_MARGIN (benchmarks/results/rerun_h200/honest_errors_h200.txt: every implementation
-# 1.6e-3 to 1.7e-3 on the H200; kernels/NOTES.md): worst bf16 3.4e-3 (the bundled kernel under
-# Triton's interpreter; torch 2.2e-3), worst fp16 2.5e-3 (gradients near fp16's
-# subnormal range). A margin of 3 would put bf16 at 1.0e-2, where a 1%-off kernel passes
-# half the time; 2 fails it with room (its gradient error is >= 1e-2 by itself).
+# The operations' tolerances (sitegen.operations) are set from the honest implementations'
+# measured error times this margin (benchmarks/honest_errors.py).
 TOLERANCE_MARGIN = 2.0
-TOLERANCES = {"fp32": 1e-3, "bf16": 7e-3, "fp16": 5e-3}
-COMPARATOR = "normwise_relative: |Δloss| ≤ rtol·|loss| and ‖Δgrad‖₂ ≤ rtol·‖grad‖₂ against float64, outputs all finite"
-REFERENCE = "sitegen.kernels.reference.jsd_sum_and_grad (float64, closed-form gradient; tested against autograd of jsd_reference)"
 
 
 def per_process_ms(min_time_ms: float, processes: int) -> float:
     return min_time_ms / processes
 
 
-def settings(doc: dict[str, Any], interpret: bool) -> dict[str, Any]:
+def settings(doc: dict[str, Any], interpret: bool, tolerances: dict[str, float]) -> dict[str, Any]:
     """What the workers must do to follow the protocol document `doc`, read from the document.
 
     A --like rerun cites the original's protocol, so its numbers, not this module's current
@@ -102,15 +88,15 @@ def settings(doc: dict[str, Any], interpret: bool) -> dict[str, Any]:
         min_samples, min_ms = m["minSamples"], m.get("minTimeMs", 0.0)
         warm = (warmup.get("minIterations", 1) - 1, warmup.get("minMs", 0.0))
     bounds = (spec.get("correctness") or {}).get("tolerances") or {}
-    rtol = {dtype: bounds.get(dtype, {}).get("rtol", default) for dtype, default in TOLERANCES.items()}
+    rtol = {dtype: bounds.get(dtype, {}).get("rtol", default) for dtype, default in tolerances.items()}
     max_ms = max(min_ms, INTERPRET_MIN_TIME_MS if interpret else MAX_TIME_MS)
     return {"processes": processes, "minSamples": min_samples, "minTimeMs": per_process_ms(min_ms, processes),
             "maxTimeMs": per_process_ms(max_ms, processes), "warmup": list(warm), "rtol": rtol}
 
 
-def protocol_document(*, version: str | None, commit: str | None, repository: str | None,
+def protocol_document(op, *, version: str | None, commit: str | None, repository: str | None,
                       interpret: bool, processes: int = PROCESSES) -> dict[str, Any]:
-    """The BenchmarkProtocol of a controlled rerun (or of an --interpret rehearsal)."""
+    """The BenchmarkProtocol of a controlled rerun (or of an --interpret rehearsal) of operation ``op``."""
     harness = {"name": HARNESS, **{k: v for k, v in (("version", version), ("repository", repository),
                                                       ("commit", commit)) if v}}
     min_samples = INTERPRET_MIN_SAMPLES if interpret else MIN_SAMPLES
@@ -137,9 +123,9 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
         "harness": harness,
         "measurement": measurement,
         "correctness": {
-            "reference": REFERENCE,
-            "comparator": COMPARATOR,
-            "tolerances": {dtype: {"rtol": rtol} for dtype, rtol in TOLERANCES.items()},
+            "reference": op.reference_name,
+            "comparator": op.comparator,
+            "tolerances": {dtype: {"rtol": rtol} for dtype, rtol in op.tolerances.items()},
             "poisonOutputs": not interpret,
         },
         "integrity": {
@@ -157,7 +143,7 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
         },
         "comparability": {
             "family": INTERPRET_FAMILY if interpret else FAMILY,
-            "notes": _notes(interpret, processes, min_samples, min_ms),
+            "notes": _notes(op, interpret, processes, min_samples, min_ms),
         },
     }
     doc = {"apiVersion": API_VERSION, "kind": "BenchmarkProtocol", "metadata": {}, "spec": spec}
@@ -169,13 +155,12 @@ def protocol_document(*, version: str | None, commit: str | None, repository: st
     return doc
 
 
-def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> str:
+def _notes(op, interpret: bool, processes: int, min_samples: int, min_ms: float) -> str:
     head = ("A dry run on the CPU under Triton's interpreter: it rehearses the pipeline and its numbers "
             "time numpy, not a GPU. " if interpret else "")
     return head + (
-        "Timed: one call of the implementation's pass on (tokens, vocab) log-probabilities "
-        "(log_softmax of standard-normal logits, beta 0.5, no labels): forward = the module call with "
-        "the student requiring grad; backward = loss.backward() on a graph the forward built just before, "
+        f"Timed: one call of the implementation's pass on {op.inputs_notes}: forward = the module call with "
+        f"{op.grad_inputs_notes} requiring grad; backward = loss.backward() on a graph the forward built just before, "
         "outside the timed region (an implementation may consume what its forward saved); "
         "full = forward then backward; torch.compile is compiled for each timed shape (dynamic=False), and "
         "that same module is the one the gate checks. Every call of an implementation (gate, warm-up, timed, "
@@ -185,7 +170,7 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "the call, a CUDA event that the host then polls, and a device-wide synchronize timed on the host; a "
         "sample is the time between the two events; "
 "inputs from a pool of 2-3 random sets at distinct addresses, and immediately before every call "
-        "(before its lead and flush), untimed, the set it uses drawn again, student and teacher, from a "
+        f"(before its lead and flush), untimed, the set it uses drawn again, {op.input_names}, from a "
         "generator seeded from the operating system's secret source at that moment, so no call sees content "
         "that any earlier call saw, and nothing an earlier call computed before the draw can answer it. On "
         f"a random {CHECK_SHARE:.0%} of calls (drawn after the call was issued) the loss and a digest of the "
@@ -200,12 +185,10 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         f"ms are spent (or {MAX_WALL_S:g} s of wall time, which then stands in for the minimum time) (the run's details say which ended it, and mark it noisy when the processes' medians "
         f"differ by more than {AGREEMENT:.0%}); the median of all samples ranks, p20/p80 give the spread, and "
         "every raw sample is kept per process. Before any timing every implementation is checked against "
-        f"the float64 reference on the timed shape, twice on [min(tokens, {SMALL_ROWS}), vocab] and on an odd shape "
-        "[max(3, tokens/4) | 1, odd vocab], each drawn from a seed taken from the operating system's secret source "
+        f"the float64 reference on the timed shape, {op.gate_notes.format(small=SMALL_ROWS)}, each drawn from a seed taken from the operating system's secret source "
         "then and kept in the run's record; "
         "one that fails is recorded as failed with its error and never timed. A time is refused below the "
-        "bytes-moved floor at the copy bandwidth measured in the run (forward: read X and Y, 2·T·V·b; backward: "
-        "write dX, T·V·b; full: 3·T·V·b; with a slack of "
+        f"bytes-moved floor at the copy bandwidth measured in the run ({op.bytes_notes}; with a slack of "
         f"{integrity.ROOFLINE_SLACK:g}x), and whenever forward and backward of one call were both timed "
         "(forward: with its untimed backward; backward: with the untimed forward that built its graph) when "
         "their sum is below the full pass's floor: a backward under its own floor passes only there, as the "
@@ -213,7 +196,12 @@ def _notes(interpret: bool, processes: int, min_samples: int, min_ms: float) -> 
         "synchronize waited after the call's own stream was done, less an empty call's (empty calls "
         f"interleaved with the calls in the same process, one before every {EMPTY_EVERY}th), over "
         f"{integrity.HIDDEN_MAX_SHARE:.0%} of the median plus {integrity.HIDDEN_SLACK_NS / 1e3:g} us (host_timed)"
-"; a speed-up over "
+"; and, for code sitegen did not write, when an output was not a plain tensor or left a torch mode active "
+        "(plain_output), an output shared memory with an input or an input was written (inputs_intact, on the "
+        "checked calls against the inputs drawn again), the clock functions the windows read were replaced "
+        "(clock_intact, by identity after every window and after the implementation was imported and built), or "
+        "a thread it started outlived a call (host_threads)"
+        "; a speed-up over "
         f"{integrity.REPEATED_MAX_SPEEDUP - 1:.0%} of calls "
         f"on one input set, repeated, over fresh ones (first process; {PROBE_BLOCKS} alternating blocks of each, every "
         "repeated block begun with an untimed call on its set) or GPU throttling (a thermal or hardware "

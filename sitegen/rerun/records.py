@@ -1,7 +1,7 @@
 """Documents a rerun writes, and writing them into a registry folder without overwriting anything.
 
-Layout as the importer's (sitegen.layout): operations/, workloads/jsd/, implementations/,
-protocols/, environments/, runs/jsd/<name>.json. Shared documents are written only when no
+Layout as the importer's (sitegen.layout): operations/, workloads/<operation>/, implementations/,
+protocols/, environments/, runs/<operation>/<name>.json. Shared documents are written only when no
 document of the same digest is there already; a run file is never replaced.
 """
 
@@ -16,64 +16,56 @@ from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog
 from sitegen.layout import render
 from sitegen.problems import InputError, Problem
-from sitegen.rerun.cases import DTYPES, OPERATION, PASSES, Case
+from sitegen.rerun.cases import Case
 from sitegen.rerun.registryscan import scan
 
-# Catalog provider of each implementation (torch.compile's provider id has an underscore).
-PROVIDER = {"sitegen": "sitegen", "liger": "liger", "torch": "torch", "torch-compile": "torch_compile"}
+
+def path_of(doc: dict[str, Any], operation: str) -> str:
+    """Registry-relative file of a rerun document of ``operation``."""
+    return layout.path_of(doc, operation)
 
 
-def path_of(doc: dict[str, Any]) -> str:
-    """Registry-relative file of a rerun document (its operation is always JSD)."""
-    return layout.path_of(doc, OPERATION)
-
-
-def _named(doc: dict[str, Any], stem: str) -> dict[str, Any]:
+def named(doc: dict[str, Any], stem: str) -> dict[str, Any]:
     """A name that carries a digest fragment: same name always means same content."""
     doc["metadata"]["name"] = f"{stem}-{document_digest(doc)[7:19]}"
     return doc
 
 
-def implementation_doc(impl: str, version: str | None, *, commit: str | None, repository: str | None,
-                       source_digest: str | None) -> dict[str, Any]:
-    """ImplementationRevision of one compared implementation (Liger's exactly as imported)."""
-    if impl == "liger":
-        return catalog.implementation_document(OPERATION, "liger", version)
-    if impl == "sitegen":
-        doc = catalog.implementation_document(OPERATION, "sitegen", None)
-        revision = {"project": "sitegen", **{k: v for k, v in (
-            ("repository", repository), ("commit", commit), ("version", version), ("sourceDigest", source_digest)) if v}}
-        doc["spec"].update({
-            "name": "sitegen",
-            "projectRevision": revision,
-            "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
-            "support": {"dtypes": list(DTYPES), "passes": list(PASSES), "devices": ["cuda"]},
-            "licensing": {"license": "BSD-2-Clause"},
-            "passNotes": {
-                "forward": "one Triton kernel reads X and Y once and writes the loss partials and, when a gradient is needed, dX",
-                "backward": "scales the dX saved in forward by the incoming gradient: nearly free",
-                "full": "the forward kernel does all the work (loss and dX); backward only scales dX",
-            },
-        })
-        doc["metadata"]["title"] = "sitegen Triton JSD kernel"
-        return _named(doc, "sitegen-jsd")
-    doc = catalog.implementation_document(OPERATION, PROVIDER[impl], version)
-    # The peer is sitegen's reference expression run by PyTorch: pin that file's bytes too.
-    if source_digest:
-        doc["spec"]["projectRevision"]["sourceDigest"] = source_digest
-    doc["spec"]["callable"] = {"module": "sitegen.kernels.reference", "name": "jsd_reference",
-                               "variant": "torch.compile" if impl == "torch-compile" else "eager"}
-    return _named(doc, doc["metadata"]["name"])
+def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, version: str | None,
+                       repository: str | None) -> dict[str, Any]:
+    """ImplementationRevision of one compared implementation (sitegen.rerun.plugins.ImplRef).
+
+    One shipped inside sitegen describes itself (Liger's exactly as imported, so that reruns
+    share its pages); any other is described here from what was read without running it: its
+    distribution and version, the commit of a clean checkout it lives in, its source digest.
+    The version the running code reported (``run_version``) is trusted only for sitegen's own.
+    """
+    if ref.internal:
+        from sitegen.operations import import_target
+        from sitegen.rerun.revision import kernel_commit
+
+        impl = import_target(ref.target, ref.name)()
+        return impl.document(op, version=version, commit=kernel_commit(), repository=repository, run_version=run_version)
+    module, _, cls = ref.target.partition(":")
+    project = ref.distribution or module.split(".")[0]
+    revision = {"project": project, **{k: v for k, v in (
+        ("commit", ref.commit), ("version", ref.dist_version), ("sourceDigest", ref.source_digest)) if v}}
+    title = f"{project} {ref.dist_version}" if ref.dist_version else project
+    doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
+           "metadata": {"name": "", "title": f"{title} · {op['metadata'].get('title') or op['metadata']['name']}"},
+           "spec": {"name": ref.name, "projectRevision": revision, "operation": {"specDigest": document_digest(op)},
+                    "callable": {"module": module, "name": cls}}}
+    return named(doc, f"{catalog.slug(ref.name)}-{op['metadata']['name']}")
 
 
 def environment_doc(spec: dict[str, Any]) -> dict[str, Any]:
     hw = spec["hardware"]
     doc = {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment",
            "metadata": {"name": "", "title": f"sitegen rerun host · {hw['product']}"}, "spec": spec}
-    return _named(doc, "rerun-" + catalog.slug(hw["product"]))
+    return named(doc, "rerun-" + catalog.slug(hw["product"]))
 
 
-def run_doc(case: Case, result: dict[str, Any], *, digests: dict[str, str], product: str, stamp: str,
+def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], product: str, stamp: str,
             observed_at: str, instance: dict[str, Any], dry_run: bool, command: str,
             rerun_of: dict[str, str] | None = None, instance_tag: str = "") -> dict[str, Any]:
     """The BenchmarkRun of one case from its assembled outcome."""
@@ -100,13 +92,13 @@ def run_doc(case: Case, result: dict[str, Any], *, digests: dict[str, str], prod
         evidence["details"] = result["details"]
     spec["evidence"] = evidence
     spec["observedAt"] = observed_at
-    parts = ["rerun", OPERATION, case.timed_pass, case.impl, catalog.slug(product),
-             catalog.case_slug({"vocab": w.vocab, "tokens": w.tokens}, w.dtype), stamp]
+    parts = ["rerun", op.name, case.timed_pass, case.impl, catalog.slug(product),
+             catalog.case_slug(w.sizes, w.dtype), stamp]
     if instance_tag:
         parts.append(instance_tag)
     metadata = {
         "name": "-".join(catalog.slug(p) for p in parts),
-        "title": f"{catalog.kernel_title(OPERATION)} · {case.impl} · {case.timed_pass}",
+        "title": f"{op.title or catalog.kernel_title(op.name)} · {case.impl} · {case.timed_pass}",
         "labels": {"harness": "sitegen-rerun", **({"dry_run": "true"} if dry_run else {})},
     }
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
@@ -126,7 +118,8 @@ def sign_runs(runs: list[dict[str, Any]], shared: list[dict[str, Any]], found, k
         doc["metadata"]["signature"] = signing.sign(key, signing.payload(document_digest(doc), refs))
 
 
-def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, Any]], key: Path | None = None) -> list[tuple[Path, bytes]]:
+def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, Any]], operation: str,
+                key: Path | None = None) -> list[tuple[Path, bytes]]:
     """(path, bytes) to create, each run signed with ``key`` when given; InputError (nothing written) on any
     conflict with what is there."""
     found = scan(out)
@@ -138,7 +131,7 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
         digest = document_digest(doc)
         if digest in found.by_digest:
             continue  # the same document is there already (under whatever metadata)
-        path = out / path_of(doc)
+        path = out / path_of(doc, operation)
         held = found.by_name.get(f"{doc['kind']}/{doc['metadata']['name']}")
         if held is not None:
             problems.append(Problem(held[1], "$.spec", f"{doc['kind']} {doc['metadata']['name']!r} exists with other content ({held[0]}); not overwritten"))
@@ -147,7 +140,7 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
         else:
             writes.setdefault(path, render(doc))
     for doc in runs:
-        path = out / path_of(doc)
+        path = out / path_of(doc, operation)
         if path.exists() or path in writes or f"BenchmarkRun/{doc['metadata']['name']}" in found.by_name:
             problems.append(Problem(str(path), "$.metadata.name", "a run of this name exists; never overwritten"))
         else:

@@ -14,7 +14,7 @@ import sitegen
 PACKAGE_ROOT = Path(sitegen.__file__).resolve().parent
 CHECKOUT = PACKAGE_ROOT.parent
 # Files whose bytes a rerun depends on: a commit is claimed only if none differ from it.
-RUN_PATHS = ("kernels", "sitegen/rerun")
+RUN_PATHS = ("kernels", "sitegen/rerun", "sitegen/operations")
 COMMIT_ENV = "SITEGEN_COMMIT"
 KERNEL_COMMIT_ENV = "SITEGEN_KERNEL_COMMIT"
 
@@ -42,7 +42,7 @@ def _named(env: str) -> str | None:
 
 
 def commit() -> str | None:
-    """The harness's commit: HEAD when kernels/ and sitegen/rerun/ are clean; else None.
+    """The harness's commit: HEAD when kernels/, sitegen/rerun/ and sitegen/operations/ are clean; else None.
 
     A host that got a copy of the tree without .git may name the commit in $SITEGEN_COMMIT
     (the caller vouches that the copy is that commit's files).

@@ -12,20 +12,10 @@ import importlib.util
 from dataclasses import dataclass
 
 from sitegen.problems import InputError, Problem
-from sitegen.rerun.cases import IMPLEMENTATIONS, INTERPRET_IMPLEMENTATIONS, INTERPRET_TOKENS, INTERPRET_VOCAB, Workload
+from sitegen.rerun.cases import Workload
+from sitegen.rerun.plugins import ImplRef, resolve
 
 GPU_EXTRA = "needs torch and triton: pip install 'sitegen[gpu]'"
-# The modules each implementation imports, and how to get them.
-NEEDS: dict[str, tuple[tuple[str, ...], str]] = {
-    "sitegen": (("torch", "triton"), "pip install 'sitegen[gpu]'"),
-    "liger": (("liger_kernel",), "pip install liger-kernel"),
-    "torch": (("torch",), "pip install 'sitegen[gpu]'"),
-    "torch-compile": (("torch",), "pip install 'sitegen[gpu]'"),
-}
-INTERPRET_LEFT_OUT = ("under --interpret, inductor compiles C++ for every shape on a CPU, tens of "
-                      "seconds each; ask for it by name with --impl torch-compile")
-
-
 def installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -42,51 +32,51 @@ def require_gpu_extra(command: str, *, interpret: bool) -> None:
         raise InputError([Problem(command, "$", "needs numpy for Triton's interpreter: pip install 'sitegen[gpu]'")])
 
 
-def missing(impl: str) -> str | None:
-    """Why ``impl`` cannot run here ("X is not installed: pip install …"), or None."""
-    modules, how = NEEDS[impl]
-    absent = [m for m in modules if not installed(m)]
-    return f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed: {how}" if absent else None
+def missing(ref: ImplRef) -> str | None:
+    """Why ``ref`` cannot run here ("X is not installed: pip install …"), or None, from the
+    modules it declares it needs (read without running it)."""
+    absent = [m for m in ref.needs if not installed(m)]
+    how = f": {ref.install}" if ref.install else ""
+    return f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed{how}" if absent else None
 
 
 @dataclass(frozen=True)
 class Choice:
-    impls: tuple[str, ...]
+    impls: list[ImplRef]
     left_out: dict[str, str]  # implementation → why "every one available" did not include it
 
 
-def choose(asked: tuple[str, ...] | None, *, interpret: bool) -> Choice:
-    """The implementations to measure: the ones asked for (each must be installed), else every
-    one available, naming what was left out and why."""
+def choose(op, asked: tuple[str, ...] | None, *, interpret: bool) -> Choice:
+    """The implementations to measure: the ones asked for (each must be installed), else the
+    operation's default peers that are available, naming what was left out and why."""
     if asked:
-        problems = [Problem("--impl", "$", f"{impl} cannot run here: {why}") for impl in asked
-                    if (why := missing(impl))]
+        refs = resolve(op, asked)
+        problems = [Problem("--impl", "$", f"{ref.name} cannot run here: {why}") for ref in refs if (why := missing(ref))]
         if problems:
             raise InputError(problems)
-        return Choice(tuple(asked), {})
+        return Choice(refs, {})
     impls, left_out = [], {}
-    for impl in IMPLEMENTATIONS:
-        why = missing(impl)
-        if why is None and interpret and impl not in INTERPRET_IMPLEMENTATIONS:
-            why = INTERPRET_LEFT_OUT
+    for ref in resolve(op, op.default_peers):
+        why = missing(ref)
+        if why is None and interpret and ref.name not in op.interpret_peers:
+            why = f"under --interpret, {op.interpret_left_out}; ask for it by name with --impl {ref.name}"
         if why:
-            left_out[impl] = why
+            left_out[ref.name] = why
         else:
-            impls.append(impl)
+            impls.append(ref)
     if not impls:
         raise InputError([Problem("--impl", "$", "no implementation can run here: " + "; ".join(
             f"{impl}: {why}" for impl, why in left_out.items()))])
-    return Choice(tuple(impls), left_out)
+    return Choice(impls, left_out)
 
 
-def require_like_impl(run_name: str, impl: str) -> None:
-    why = missing(impl)
+def require_like_impl(op, run_name: str, impl: str) -> None:
+    why = missing(resolve(op, (impl,))[0])
     if why:
         raise InputError([Problem(run_name, "$.spec.implementationDigest",
                                   f"--like needs the implementation {impl}, which is not installed ({why})")])
 
 
-def interpreter_workload(workload: Workload) -> Workload:
+def interpreter_workload(op, workload: Workload) -> Workload:
     """The record's workload cut to the interpreter's sizes (same dtype); unchanged if already within them."""
-    return Workload(min(workload.tokens, max(INTERPRET_TOKENS)), min(workload.vocab, max(INTERPRET_VOCAB)),
-                    workload.dtype)
+    return Workload.of({a: min(v, max(op.interpret_axes[a])) for a, v in workload.axes}, workload.dtype)

@@ -1,5 +1,8 @@
 """`sitegen rerun --self-test`: planted cheats, each rejected, and which check caught it.
 
+The subject is the JSD operation (sitegen.operations.jsd): the cheats are JSD modules, and the
+checks they exercise are the harness's, the same for every operation.
+
 Every candidate goes through the gate AND the timed measurement with every integrity check
 (a real rerun stops at a failed gate; here all checks run so that each catch is seen). The
 report names the checks that caught each cheat, and for every check the cheats it alone
@@ -14,19 +17,22 @@ import statistics
 
 import torch
 
-from sitegen.rerun import gpustate, integrity, protocol
+from sitegen.rerun import gpustate, guards, integrity, protocol
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (ContentCache, ForwardSkipsDx, IdentityCache, OffBy, PhaseSkip, PrefetchNext,
-                                  SampledLoss, ShapeSpecial, SideStream, WrongGradient, bundled_kernel)
+from sitegen.rerun.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, HostThread, IdentityCache,
+                                  InPlaceInput, LazyTensor, OffBy, PhaseSkip, PrefetchNext, SampledLoss, ShapeSpecial,
+                                  SideStream, SideStreamShare, WrongGradient, bundled_kernel)
+from sitegen.operations.jsd import JSD
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.gate import gate_workload
 from sitegen.rerun.passes import PassRunner
 from sitegen.rerun.clock import Clock
 from sitegen.rerun.timing import collect
 
-CHECKS = ("gate", "timed_output", "roofline", "host_timed", "repeated_input", "throttle", "exclusive_gpu")
+CHECKS = ("gate", "timed_output", "plain_output", "inputs_intact", "clock_intact", "host_threads", "roofline",
+          "host_timed", "repeated_input", "throttle", "exclusive_gpu")
 ENVIRONMENT = ("throttle", "exclusive_gpu")
-GPU_ONLY = ("side-stream", "sampled-loss")
+GPU_ONLY = ("side-stream", "sampled-loss", "side-stream-5pct")
 CPU_REPEATED_SPEEDUP = 3.0
 
 
@@ -36,12 +42,17 @@ def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
         "honest-fp32": (bundled_kernel(), fp32), "honest-bf16": (bundled_kernel(), bf16),
         "phase-skip": (PhaseSkip(), fp32), "identity-cache": (IdentityCache(), fp32),
         "forward-skips-dx": (ForwardSkipsDx(), fp32), "wrong-gradient": (WrongGradient(), fp32),
-        "bf16-1.5pct": (OffBy(1.015), bf16), "shape-special": (ShapeSpecial((fp32.tokens, fp32.vocab)), fp32),
+        "bf16-1.5pct": (OffBy(1.015), bf16), "shape-special": (ShapeSpecial((fp32["tokens"], fp32["vocab"])), fp32),
         "content-cache": (ContentCache(), fp32), "prefetch-next": (PrefetchNext(), fp32),
+        # Code sitegen did not write (issue 28): honest through the gate and warm-up.
+        "clock-patch": (ClockPatch(), fp32), "lazy-tensor": (LazyTensor(), fp32), "host-thread": (HostThread(), fp32),
+        "in-place-input": (InPlaceInput(), fp32), "aliased-gradient": (AliasedGradient(), fp32),
     }
     if cuda:
         out["side-stream"] = (SideStream(), fp32)
         out["sampled-loss"] = (SampledLoss(), bf16)
+        # 5% of the work left on a side stream, on a call of 2 ms or more (JSD fp32 at 8192 tokens).
+        out["side-stream-5pct"] = (SideStreamShare(), Workload(JSD().workload("fp32", tokens=8192, vocab=fp32["vocab"]).axes, "fp32"))
     return out
 
 
@@ -49,12 +60,14 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
           max_sm_mhz: int | None = None) -> dict:
     """Gate and time (forward pass) every candidate; returns the checks that failed."""
     cuda = device.startswith("cuda")
-    rtol = protocol.TOLERANCES[w.dtype]
-    gate = gate_workload({name: module}, w, rtol, device, clock)[name]
+    op = JSD()
+    rtol = op.tolerances[w.dtype]
+    clock.watch.subject = name
+    gate = gate_workload({name: module}, op, w, rtol, device, clock)[name]
     caught = [] if gate["status"] == "passed" else ["gate"]
     counts = [gpustate.compute_processes()]
     before = gpustate.state()
-    runner = PassRunner(module, w.tokens, w.vocab, w.dtype, device, "forward", seed=12345, rtol=rtol, clock=clock)
+    runner = PassRunner(module, op, w, device, "forward", seed=12345, rtol=rtol, clock=clock)
     # A shorter budget than a sweep case's (100 ms, one process): the self-test takes seconds.
     try:
         per = collect(clock, runner, min_samples=protocol.MIN_SAMPLES if cuda else protocol.INTERPRET_MIN_SAMPLES,
@@ -66,11 +79,12 @@ def judge(name: str, module, w: Workload, device: str, clock: Clock, copy_bw: fl
     finally:
         runner.release()
     per["gpuBefore"], per["gpuAfter"] = before, gpustate.state()
-    result = outcome(Case(w, "forward", name), {**gate, "status": "passed"}, [per], copy_bytes_per_s=copy_bw,
+    result = outcome(Case(w, "forward", name), {**gate, "status": "passed"}, [per], op=op, copy_bytes_per_s=copy_bw,
                      process_counts=counts, expected_counts=[1], repeated_probe=True, max_sm_mhz=max_sm_mhz, rtol=rtol)
     # NVML does not exist on a CPU; nor does a GPU clock to judge time by, so there the
     # roofline and host_timed cannot judge, and repeated_input allows a wider swing.
     skip = set() if cuda else {"throttle", "exclusive_gpu", "roofline", "host_timed"}
+    guards.restore()  # whatever a cheat left, before the next candidate
     for c in result["integrity"]:
         if c["name"] in skip or c["passed"]:
             continue
@@ -105,8 +119,8 @@ def run_selftest(*, interpret: bool) -> dict:
 
     cuda = torch.cuda.is_available() and not interpret
     device = "cuda" if cuda else "cpu"
-    fp32 = Workload(1024, 128256, "fp32") if cuda else Workload(8, 64, "fp32")
-    bf16 = Workload(fp32.tokens, fp32.vocab, "bf16")
+    fp32 = JSD().workload("fp32", tokens=1024, vocab=128256) if cuda else JSD().workload("fp32", tokens=8, vocab=64)
+    bf16 = Workload(fp32.axes, "bf16")
     clock = Clock(device)
     copy_bw = copy_bandwidth(device)
     max_sm_mhz = gpustate.max_sm_mhz(gpustate.facts())

@@ -5,7 +5,6 @@ write. The parent never creates a CUDA context, so it can check that the GPU is 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.digest import document_digest
-from sitegen.importers import catalog
 from sitegen.problems import InputError, Problem
 from sitegen.progress import Progress
 from sitegen.rerun import gpustate, protocol, records, revision
 from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cases import OPERATION, Case, Workload, cases
+from sitegen.rerun.cases import Case, Workload, cases
 from sitegen.rerun.environment import environment_spec, instance
 from sitegen.rerun.like import LikePlan
 from sitegen.rerun.watch import Watch
@@ -32,9 +30,10 @@ from sitegen.verdict import judge
 
 @dataclass
 class Options:
+    op: Any  # sitegen.operations.base.Operation
     loads: list[Workload]
     passes: tuple[str, ...]
-    impls: tuple[str, ...]
+    impls: list  # sitegen.rerun.plugins.ImplRef
     out: Path | None  # None: a new scratch folder, made only when there is something to write
     records: Path
     interpret: bool = False
@@ -83,12 +82,13 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
     if before:
         raise InputError([Problem("GPU", "$", f"{before} other compute process(es) on the GPU; refusing to time")])
     mode = opts.like.mode if opts.like else "controlled"
-    follow = protocol.settings(proto, opts.interpret)
+    follow = protocol.settings(proto, opts.interpret, opts.op.tolerances)
     base = {
         **follow,
         "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret,
-        "workloads": [w.as_list() for w in opts.loads], "passes": list(opts.passes),
-        "impls": list(opts.impls), "mode": mode,
+        "operation": opts.op.target,
+        "workloads": [w.as_json() for w in opts.loads], "passes": list(opts.passes),
+        "impls": [ref.as_json() for ref in opts.impls], "mode": mode,
         "maxSmMHz": gpustate.max_sm_mhz(facts),
         "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
     }
@@ -104,12 +104,6 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
     return results, {"facts": facts, "before": before}
 
 
-def _kernels_dir() -> Path:
-    # Located without importing sitegen.kernels (whose modules import torch).
-    spec = importlib.util.find_spec("sitegen.kernels")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def _stamp(moment: datetime) -> tuple[str, str]:
     observed = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     return observed, moment.strftime("%Y%m%dt%H%M%Sz")
@@ -119,8 +113,11 @@ def _command(case: Case, opts: Options) -> str:
     if opts.like:
         return f"sitegen rerun --like {opts.like.run_name}" + (" --interpret" if opts.interpret else "")
     w = case.workload
-    return (f"sitegen rerun --operation {OPERATION} --tokens {w.tokens} --vocab {w.vocab} --dtype {w.dtype} "
-            f"--pass {case.timed_pass} --impl {case.impl}" + (" --interpret" if opts.interpret else ""))
+    axes = " ".join(f"--axis {name}={value}" for name, value in w.axes)
+    impl = next((ref for ref in opts.impls if ref.name == case.impl), None)
+    named = impl.asked or impl.name if impl is not None else case.impl
+    return (f"sitegen rerun --operation {opts.op.name} {axes} --dtype {w.dtype} "
+            f"--pass {case.timed_pass} --impl {named}" + (" --interpret" if opts.interpret else ""))
 
 
 def _why_nothing(rows: list[dict], unavailable: dict[str, str | None]) -> str:
@@ -138,7 +135,7 @@ def run(opts: Options) -> dict[str, Any]:
     if opts.like:
         proto = opts.like.protocol  # a rerun is measured under the record's own protocol
     else:
-        proto = protocol.protocol_document(version=version, commit=commit, repository=repo,
+        proto = protocol.protocol_document(opts.op, version=version, commit=commit, repository=repo,
                                            interpret=opts.interpret, processes=opts.processes)
     results, parent = measure(opts, proto)
     first = results[0]
@@ -147,16 +144,13 @@ def run(opts: Options) -> dict[str, Any]:
     product = env["spec"]["hardware"]["product"]
     inst = instance(facts, host=opts.host)
     tag = hashlib.sha256((inst.get("gpuUuid") or inst.get("hostname") or "").encode()).hexdigest()[:6]
-    op = catalog.operation_document(OPERATION)
-    kdir = _kernels_dir()
-    kernel_commit = revision.kernel_commit()
+    op = opts.op.operation_document()
     impl_docs = {}
-    for impl in opts.impls:
-        avail = first["availability"].get(impl, {})
+    for ref in opts.impls:
+        avail = first["availability"].get(ref.name, {})
         if avail.get("ok"):
-            src = revision.source_digest(kdir / ("jsd.py" if impl == "sitegen" else "reference.py")) if impl != "liger" else None
-            impl_docs[impl] = records.implementation_doc(impl, avail.get("version") if impl != "sitegen" else version,
-                                                         commit=kernel_commit, repository=repo, source_digest=src)
+            impl_docs[ref.name] = records.implementation_doc(ref, op, run_version=avail.get("version"),
+                                                             version=version, repository=repo)
     if opts.like and opts.like.impl not in impl_docs:
         reason = first["availability"].get(opts.like.impl, {}).get("reason")
         raise InputError([Problem(opts.like.run_name, "$.spec.implementationDigest",
@@ -170,34 +164,35 @@ def run(opts: Options) -> dict[str, Any]:
     # A rehearsal at other sizes is no rerun of the record: it is not linked to it.
     rerun_of = {"runDigest": opts.like.run_digest, "runName": opts.like.run_name} if opts.like and opts.verdict else None
     max_sm_mhz = gpustate.max_sm_mhz(facts)
-    bounds = protocol.settings(proto, opts.interpret)["rtol"]
+    bounds = protocol.settings(proto, opts.interpret, opts.op.tolerances)["rtol"]
     runs, summary_rows, measured = [], [], 0
-    for case in cases(opts.loads, opts.passes, tuple(i for i in opts.impls if i in impl_docs)):
-        wdoc = catalog.jsd_workload_document(case.workload.tokens, case.workload.vocab, case.workload.dtype)
+    for case in cases(opts.loads, opts.passes, tuple(ref.name for ref in opts.impls if ref.name in impl_docs)):
+        wdoc = opts.op.workload_document(case.workload)
         shared.append(wdoc)
         gate = first["gate"].get(case.impl, {}).get(case.workload.key)
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
         measured += any("samplesNs" in p for p in per)  # timed, whatever the checks then said
-        result = outcome(case, gate, per, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
+        result = outcome(case, gate, per, op=opts.op, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
                          max_sm_mhz=max_sm_mhz, rtol=bounds.get(case.workload.dtype))
         digests = {"implementationDigest": impl_digests[case.impl], "workloadDigest": document_digest(wdoc), **fixed}
-        doc = records.run_doc(case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
+        doc = records.run_doc(opts.op, case, result, digests=digests, product=product, stamp=stamp, observed_at=observed_at,
                               instance=inst, dry_run=opts.interpret, command=_command(case, opts),
                               rerun_of=rerun_of, instance_tag=tag)
         runs.append(doc)
         median = result.get("timing", {}).get("latencyNs", {}).get("median")
-        summary_rows.append({"name": doc["metadata"]["name"], "impl": case.impl, "tokens": case.workload.tokens,
-                             "vocab": case.workload.vocab, "dtype": case.workload.dtype, "pass": case.timed_pass,
+        summary_rows.append({**case.workload.sizes, "name": doc["metadata"]["name"], "impl": case.impl,
+                             "operation": opts.op.name, "axes": case.workload.sizes,
+                             "dtype": case.workload.dtype, "pass": case.timed_pass,
                              "status": result["status"], "medianNs": median,
-                             "file": records.path_of(doc)})
+                             "file": records.path_of(doc, opts.op.name)})
     unavailable = {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")}
     if not measured:
         raise InputError([Problem(str(opts.out or "--out"), "$", "no case was measured (" + _why_nothing(summary_rows, unavailable)
                                   + "); nothing written")])
     out = opts.out or Path(tempfile.mkdtemp(prefix="sitegen-dry-run-"))
     unique = {document_digest(d): d for d in shared}
-    writes = records.plan_writes(out, list(unique.values()), runs, key=opts.key)
+    writes = records.plan_writes(out, list(unique.values()), runs, opts.op.name, key=opts.key)
     fresh = not out.exists() or not any(out.iterdir())
     written = records.write_all(out, writes, create_lock=opts.interpret and fresh)
     summary: dict[str, Any] = {

@@ -11,12 +11,16 @@ mean 0 and variance ‖E‖² over W and R, independently for each k (a column o
 so ‖Δd‖ / (√DIGEST_DIM · ‖G‖) estimates the norm-wise relative error the gate bounds by rtol;
 the check allows DIGEST_SLACK × rtol for the draw. One weight per row shared by every k would
 leave an error alike in every row scaled by one draw for the whole case. The reference (loss,
-G's digest, ‖G‖, in float64) is computed at verify(), from the call's inputs drawn again from
-their seeds.
+G's digest, ‖G‖, in float64) is the operation's float64 reference, computed at verify() from
+the call's inputs drawn again from their seed. An operation with several differentiable inputs
+has one digest per gradient (each viewed as [first dim, the rest]); each is judged alone.
 
-A call whose output is wrong fails the run's `timed_output` check: the time is refused. So does
-one that hands back a torch.Tensor subclass (its methods would run the implementation's code
-inside the harness's untimed reads) or leaves a torch function or dispatch mode active.
+A call whose output is wrong fails the run's `timed_output` check: the time is refused. One that
+hands back a torch.Tensor subclass (its methods would run the implementation's code inside the
+harness's untimed reads: a lazy result deferring its work past the timer) or leaves a torch
+function or dispatch mode active is never read and fails `plain_output`; one whose output
+shares memory with an input, or that wrote into its inputs (compared, on the checked calls,
+with the inputs drawn again from their seed), fails `inputs_intact`.
 """
 
 from __future__ import annotations
@@ -25,37 +29,10 @@ import math
 
 import torch
 
-from sitegen.rerun.protocol import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
+from sitegen.rerun.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
 
 ALWAYS_CHECKED = 2
 _CHUNK_ELEMENTS = 1 << 26
-
-
-def reference_chunks(x: torch.Tensor, y: torch.Tensor, beta: float):
-    """(rows slice, loss part, gradient part) of the float64 reference, row chunk by row chunk
-    (float64: 512 MiB a tensor), each part already divided by all the rows (the loss is a mean)."""
-    from sitegen.kernels.reference import jsd_sum_and_grad
-
-    rows, vocab = x.shape
-    step = max(1, _CHUNK_ELEMENTS // max(vocab, 1))
-    for r0 in range(0, rows, step):
-        part, g = jsd_sum_and_grad(x[r0:r0 + step], y[r0:r0 + step], beta=beta)
-        g /= rows
-        yield slice(r0, r0 + step), part / rows, g
-
-
-def _reference(x: torch.Tensor, y: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> tuple:
-    """Loss, G's digest and ‖G‖², all float64 on the device (no host read)."""
-    from sitegen.rerun.cases import BETA
-
-    loss = torch.zeros((), dtype=torch.float64, device=x.device)
-    sq = torch.zeros((), dtype=torch.float64, device=x.device)
-    d = torch.zeros(proj.shape[1], dtype=torch.float64, device=x.device)
-    for rows, part, g in reference_chunks(x, y, BETA):
-        loss += part
-        sq += (g * g).sum()
-        d += digest(g, proj, weights[rows])
-    return loss, d, sq
 
 
 def digest(grad: torch.Tensor, proj: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -83,10 +60,27 @@ def foreign(value, active_modes: tuple[int, int]) -> str | None:
     return None
 
 
+def as_matrix(shape) -> tuple[int, int]:
+    """A gradient's shape read as [rows, columns] for its digest: [first dim, the rest]."""
+    dims = list(shape) or [1]
+    rows = dims[0] if len(dims) > 1 else 1
+    return rows, math.prod(dims) // max(rows, 1)
+
+
+def aliasing(inputs, outputs) -> str | None:
+    """Why an output (the loss, a gradient) shares memory with an input, or None."""
+    held = {t.untyped_storage().data_ptr(): j for j, t in enumerate(inputs) if isinstance(t, torch.Tensor)}
+    for n, out in enumerate(outputs):
+        if isinstance(out, torch.Tensor) and out.untyped_storage().data_ptr() in held:
+            what = "the loss" if n == 0 else f"gradient {n - 1}"
+            return f"{what} shares memory with input {held[out.untyped_storage().data_ptr()]}"
+    return None
+
+
 class TimedCheck:
     """What one runner's checked calls returned, and the references for their own inputs."""
 
-    def __init__(self, rows: int, vocab: int, device: str, rtol: float | None):
+    def __init__(self, grad_shapes: list, device: str, rtol: float | None, out_shape=None):
         import random
         import secrets
 
@@ -95,54 +89,95 @@ class TimedCheck:
         self.rng = random.SystemRandom()
         gen = torch.Generator(device=device).manual_seed(secrets.randbits(63))
         self.rtol = rtol
-        self.proj = torch.randn(vocab, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
-        self.weights = torch.randn(rows, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64)
+        self.shapes = [as_matrix(s) for s in grad_shapes]
+        self.projections = [
+            (torch.randn(cols, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64),
+             torch.randn(rows, DIGEST_DIM, generator=gen, device=device, dtype=torch.float64))
+            for rows, cols in self.shapes]
+        # A tensor output (out_shape) is digested as a gradient is; a scalar loss is kept whole.
+        self.out_shape = as_matrix(out_shape) if out_shape is not None else None
+        self.out_projection = None if out_shape is None else (
+            torch.randn(self.out_shape[1], DIGEST_DIM, generator=gen, device=device, dtype=torch.float64),
+            torch.randn(self.out_shape[0], DIGEST_DIM, generator=gen, device=device, dtype=torch.float64))
         self.calls: list[tuple] = []
         self.unchecked = 0
+        self.foreign_calls = 0
+        self.foreign_reason: str | None = None
+        self.inputs_reason: str | None = None
 
     def pick(self) -> bool:
         """Whether the call just issued gets checked."""
         return len(self.calls) < ALWAYS_CHECKED or self.rng.random() < CHECK_SHARE
 
+    def output(self, out) -> torch.Tensor:
+        """The output as the call returned it, kept for verify(): a scalar loss copied in float64,
+        a tensor output's digest (NaN where it is not what the operation returns)."""
+        if self.out_shape is None:
+            return _loss_copy(out)
+        if not isinstance(out, torch.Tensor) or out.numel() != self.out_shape[0] * self.out_shape[1]:
+            return torch.full((DIGEST_DIM,), float("nan"), dtype=torch.float64)
+        return digest(out.detach().reshape(self.out_shape), *self.out_projection)
+
+    def _output_error(self, kept: torch.Tensor, ref_out) -> float:
+        if self.out_shape is None:
+            ref, value = float(ref_out), float(kept)
+            return abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
+        want = digest(ref_out.reshape(self.out_shape), *self.out_projection)
+        delta = float(torch.linalg.vector_norm(kept - want))
+        norm = float(torch.linalg.vector_norm(ref_out))
+        # A digest estimates the norm-wise error within the draw's allowance, as a gradient's.
+        return delta / (math.sqrt(DIGEST_DIM) * max(norm, 1e-300)) / DIGEST_SLACK if delta == delta else math.inf
+
     def record_loss(self) -> None:
         self.unchecked += 1
 
-    def record(self, loss: torch.Tensor, grad, window, other_window, *, redraw) -> None:
-        """A checked call: its loss (as returned, copied) and gradient digest; redraw() gives
-        its inputs again, for the reference, computed at verify() outside the timed loop."""
-        got = digest(grad, self.proj, self.weights) if grad is not None else None
-        self.calls.append((loss, got, redraw, window, other_window))
+    def _digests(self, grads) -> list:
+        return [None if g is None else digest(g.reshape(shape), proj, weights)
+                for g, shape, (proj, weights) in zip(grads, self.shapes, self.projections)]
 
-    def record_foreign(self) -> None:
-        """A call whose output could not be read as plain data: wrong, never read."""
-        self.calls.append((None, None, None, None, None))
+    def record(self, loss: torch.Tensor, grads, window, other_window, *, redraw) -> None:
+        """A checked call: its loss (as returned, copied) and gradient digests; redraw() gives
+        the operation's float64 reference for its inputs drawn again, computed at verify()
+        outside the timed loop."""
+        self.calls.append((loss, self._digests(grads), redraw, window, other_window))
+
+    def record_foreign(self, reason: str) -> None:
+        """A call whose output could not be read as plain data: never read (plain_output)."""
+        self.foreign_calls += 1
+        self.foreign_reason = self.foreign_reason or reason
+
+    def record_inputs(self, reason: str) -> None:
+        """An output that shares memory with an input, or an input written by the call (inputs_intact)."""
+        self.inputs_reason = self.inputs_reason or reason
 
     def verify(self) -> dict:
-        """Every checked call's loss and digest against its reference (one synchronisation)."""
+        """Every checked call's loss and digests against its reference (one synchronisation)."""
         rtol = self.rtol if self.rtol is not None else float("inf")
         loss_bad = grad_bad = 0
         worst_loss = worst_grad = 0.0
         full_ns = []
         for loss, got, redraw, ev, other in self.calls:
-            if redraw is None:
-                loss_bad, grad_bad, worst_loss, worst_grad = loss_bad + 1, grad_bad + 1, math.inf, math.inf
-                continue
-            ref_loss, want, sq = _reference(*redraw(), self.proj, self.weights)
-            ref, value = float(ref_loss), float(loss)
-            err = abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
+            ref_loss, ref_grads = redraw()
+            err = self._output_error(loss, ref_loss)
             worst_loss = max(worst_loss, err)
             loss_bad += not err <= rtol
-            if got is None:
-                err = math.inf
-            else:
-                delta = float(torch.linalg.vector_norm(got - want))
-                err = delta / (math.sqrt(DIGEST_DIM) * max(math.sqrt(float(sq)), 1e-300)) if delta == delta else math.inf
+            err = 0.0
+            for d, g, shape, (proj, weights) in zip(got, ref_grads, self.shapes, self.projections):
+                if d is None:
+                    err = math.inf
+                    continue
+                want = digest(g.reshape(shape), proj, weights)
+                delta = float(torch.linalg.vector_norm(d - want))
+                norm = float(torch.linalg.vector_norm(g))
+                err = max(err, delta / (math.sqrt(DIGEST_DIM) * max(norm, 1e-300)) if delta == delta else math.inf)
             worst_grad = max(worst_grad, err)
             grad_bad += not err <= DIGEST_SLACK * rtol
             if ev is not None and other is not None:
                 full_ns.append(max(1, ev.stream_ns() + other.stream_ns()))
         cap = 1e300
-        return {"calls": len(self.calls) + self.unchecked, "checkedGradients": len(self.calls),
+        return {"calls": len(self.calls) + self.unchecked + self.foreign_calls, "checkedGradients": len(self.calls),
+                "foreignOutputs": self.foreign_calls, "foreignReason": self.foreign_reason,
+                "inputsReason": self.inputs_reason,
                 "lossFailures": loss_bad, "gradientFailures": grad_bad,
                 "worstLossRelError": min(worst_loss, cap), "worstGradientRelError": min(worst_grad, cap),
                 "fullPassNs": full_ns}

@@ -84,6 +84,7 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
     until the median's 95% CI half-width is within `precision` of it, or `max_ms` of event time
     or `max_wall_s` is spent.
     """
+    clock.watch.take()  # what an earlier case's calls left is theirs
     warm_calls, est_ms, issue_ms = warm_up(clock, runner, *warmup)
     clock.set_lead(issue_ms)
     per_ms = max(est_ms, 1e-6)
@@ -140,6 +141,7 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
     check = getattr(runner, "check", None)
     if check is not None:
         out["timedCheck"] = check.verify()
+    out["guards"] = clock.watch.take()
     return out
 
 

@@ -51,7 +51,8 @@ def copy_bandwidth(device: str) -> float:
 def run(plan: dict) -> dict:
     import torch
 
-    from sitegen.rerun import gpustate, implementations, timing
+    from sitegen import operations
+    from sitegen.rerun import gpustate, timing
     from sitegen.rerun.cases import Workload
     from sitegen.rerun.clock import Clock
     from sitegen.rerun.environment import device_facts, software_facts
@@ -77,29 +78,30 @@ def run(plan: dict) -> dict:
     }
     if result["processCount"] is not None and result["processCount"] > 1:
         raise SystemExit(f"refusing to time: {result['processCount']} compute processes on the GPU, only this one expected")
+    op = operations.load(plan["operation"])
     modules = {}
-    for impl in plan["impls"]:
-        avail = implementations.availability(impl)
-        result["availability"][impl] = {"ok": avail.ok, "version": avail.version, "reason": avail.reason}
-        if avail.ok:
-            modules[impl] = implementations.build(impl)
+    for ref in plan["impls"]:
+        result["availability"][ref["name"]] = avail = implementation(ref["target"], op.name)
+        if avail["ok"]:
+            modules[ref["name"]] = avail.pop("module")
+    names = [ref["name"] for ref in plan["impls"]]
     result["copyBytesPerS"] = copy_bandwidth(device)
     _log(plan, f"copy bandwidth {result['copyBytesPerS'] / 1e9:.1f} GB/s", t0)
-    loads = [Workload(*w) for w in plan["workloads"]]
+    loads = [Workload.from_json(w) for w in plan["workloads"]]
     skip = set(plan.get("skip", []))
     clock = Clock(device)
     if plan["gate"]:
         # The modules that will be timed are the ones gated (torch.compile too, dynamic=False).
         for g, w in enumerate(loads):
             emit(plan, stage="gate", done=g, total=len(loads))
-            gated = gate_workload(modules, w, plan["rtol"][w.dtype], device, clock)
+            gated = gate_workload(modules, op, w, plan["rtol"][w.dtype], device, clock)
             for impl, outcome in gated.items():
                 result["gate"].setdefault(impl, {})[w.key] = outcome
                 if outcome["status"] != "passed":
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
     guard = ThrottleGuard(plan.get("maxSmMHz"))
-    todo = [(w, p, i) for w in loads for p in plan["passes"] for i in plan["impls"]
+    todo = [(w, p, i) for w in loads for p in plan["passes"] for i in names
             if i in modules and f"{i}|{w.key}" not in skip]
     emit(plan, stage="cases", done=0, total=len(todo))
     for n, (w, p, impl) in enumerate(todo, 1):
@@ -107,8 +109,9 @@ def run(plan: dict) -> dict:
         guard.start_case()
         before = guard.settle()
         runner = None
+        clock.watch.subject = impl
         try:
-            runner = PassRunner(modules[impl], w.tokens, w.vocab, w.dtype, device, p,
+            runner = PassRunner(modules[impl], op, w, device, p,
                                 seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
                                 liger_script=plan["mode"] == "do_bench", rtol=plan["rtol"][w.dtype], clock=clock)
             if plan["mode"] == "do_bench":
@@ -145,6 +148,37 @@ def run(plan: dict) -> dict:
         _log(plan, f"waited {guard.budget_s - guard.left_s:.1f} s of {guard.budget_s:g} s for an unthrottled GPU", t0)
     result["processCountAfter"] = gpustate.compute_processes()
     return result
+
+
+def implementation(target: str, operation: str) -> dict:
+    """{"ok", "version", "reason", "module"?}: the implementation imported and built here, in
+    the measuring process (never in the parent); never raises."""
+    from sitegen.operations import Implementation, import_target
+    from sitegen.problems import InputError
+
+    from sitegen.rerun import guards
+
+    threads = guards.thread_ids()
+    try:
+        cls = import_target(target, target)
+        impl = cls() if isinstance(cls, type) else cls
+        if not isinstance(impl, Implementation):
+            return {"ok": False, "version": None, "reason": f"{target} is not a sitegen Implementation"}
+        if getattr(impl, "operation", None) != operation:
+            return {"ok": False, "version": None, "reason": f"{target} implements {impl.operation!r}, not {operation}"}
+        why = impl.available()
+        if why:
+            return {"ok": False, "version": None, "reason": why}
+        version = impl.version()
+        module = impl.build()
+        refused = guards.check_build(threads)
+        if refused:
+            return {"ok": False, "version": None, "reason": refused}
+        return {"ok": True, "version": version if isinstance(version, str) else None, "reason": None, "module": module}
+    except InputError as exc:
+        return {"ok": False, "version": None, "reason": exc.problems[0].message}
+    except Exception as exc:  # an implementation that fails to build is absent, with the reason
+        return {"ok": False, "version": None, "reason": f"{type(exc).__name__}: {str(exc)[:300]}"}
 
 
 def main(argv: list[str]) -> int:

@@ -25,6 +25,7 @@ from sitegen.schemas import schema_files
 from sitegen.site import labels as L
 from sitegen.site.chart_views import sweep_charts
 from sitegen.site.citation import citation_cff
+from sitegen.site.compare import cohort_pairs, compare_app, compare_page
 from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.fingerprint import build_inputs
@@ -41,7 +42,7 @@ from sitegen.site.rendermemo import RenderMemo
 from sitegen.site.rowtokens import RowTokens
 from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
-from sitegen.site.search import index_site
+from sitegen.site.search import index_site, page_operation
 from sitegen.site.workers import render_in_workers
 from sitegen.site.marker import own_files, previous_build
 from sitegen.site.swap import clean_leftovers
@@ -197,7 +198,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             write_site_edges(index, writer)
             if search:
                 progress.stage("search index")
-                index_site(writer.tmp, writer)
+                index_site(writer.tmp, writer, page_operation(index))
             progress.stage("writing files")
             writer.commit()
         except OSError as exc:
@@ -253,6 +254,11 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
             writer.add(operation_csv_path(operation.name), table(runs))
+        # The comparisons its cohort tables link go with the operation's group: its runs decide them.
+        for ahead, behind in cohort_pairs(index, operation.name):
+            compared = compare_page(ahead, behind)
+            writer.add(compared.path, renderer.render("compare.html", compared))
+            writer.add(twin(compared.path), to_json(compared))
         for record in own.get(operation.name, []):
             _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
         writer.group_files[operation.name] = writer.files[before:]
@@ -263,6 +269,9 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))
+    app = compare_app()
+    writer.add(app.path, renderer.render("compare_app.html", app))
+    writer.add(twin(app.path), to_json(app))
     for name, data in catalog(index):
         writer.add(name, data)
     schemas = schema_files()

@@ -39,6 +39,8 @@ class ChartView:
     """The pass notes of the implementations drawn (``torch: computes the gradient in forward``)."""
     missing: list[str] = field(default_factory=list)
     """Implementations of the page without a line here, each with why (``Liger: flagged``)."""
+    note: str | None = None
+    """A sentence under the chart: the rule its marks follow (trends.py)."""
 
 
 def _unit_of(values_ns: list[float]) -> tuple[str, float]:
@@ -159,56 +161,6 @@ def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], 
         rows.append(row)
     ident = "sweep-" + "-".join(filter(None, (axis, *(L.scalar(p) for p in key))))
     return ChartView(slug(ident), caption, Markup(svg), columns, rows)
-
-
-_history_cache: list = []
-
-
-def _history_groups(index: Index) -> dict[tuple, list[RunFacts]]:
-    # One grouping per build, shared by every record page of it.
-    if _history_cache and _history_cache[0] is index:
-        return _history_cache[1]
-    groups: dict[tuple, list[RunFacts]] = defaultdict(list)
-    for f in index.runs:
-        # Runs not eligible to rank (failed, dry runs on a CPU) are no point of a GPU's history.
-        if f.cohort and f.value is not None and not f.reasons:
-            groups[(f.cohort, f.implementation.name)].append(f)
-    for members in groups.values():
-        members.sort(key=lambda f: (f.run.spec.observedAt, f.name))
-    _history_cache[:] = [index, groups]
-    return groups
-
-
-def _days(observed_at: str) -> float:
-    moment = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
-    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() / 86400
-
-
-def history_chart(facts: RunFacts, index: Index) -> ChartView | None:
-    """This implementation's value on this workload, GPU, pass and metric over observedAt, when measured twice or more."""
-    if not facts.cohort or facts.value is None or facts.reasons:
-        return None
-    members = _history_groups(index).get((facts.cohort, facts.implementation.name), [])
-    if len(members) < 2:
-        return None
-    if facts.unit == "ns":
-        unit, scale = _unit_of([f.value for f in members])
-    else:
-        unit, scale = facts.unit, 1.0
-    name = L.implementation_label(facts.implementation)
-    # Days since 1970 with the time of day as a fraction: runs of one day stay apart.
-    days = [_days(f.run.spec.observedAt) for f in members]
-    label = f"{facts.metric} ({facts.statistic}, {unit})"
-    caption = f"History of {name}: {L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
-    svg = charts.line_chart(
-        title=caption,
-        desc=f"Line chart of {len(members)} runs' {facts.metric} ({facts.statistic}) in {unit} by observed date, "
-             f"from {members[0].observed} to {members[-1].observed}. The table beside it lists the same values.",
-        series=[charts.Series(name, [(d, f.value / scale) for d, f in zip(days, members)])],
-        x=charts.Axis("observed", dates=True), y=charts.Axis(label, format=_tick),
-    )
-    rows = [[f.run.spec.observedAt[:16].replace("T", " "), units.significant(f.value / scale)] for f in members]
-    return ChartView("history", caption, Markup(svg), ["observed (UTC)", label], rows)
 
 
 def samples_of(facts: RunFacts) -> list[int]:

@@ -225,3 +225,59 @@ def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, fl
     if band is not None:
         legend.append(_legend_item(len(legend), "95% interval", "#d55e00", ""))
     return _frame(title, desc, body, legend)
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run on a trend chart: where it is, its interval, the page it links to, and whether a change is marked at it."""
+
+    x: float
+    y: float
+    low: float | None
+    high: float | None
+    href: str
+    label: str
+    """The point's tooltip: what run it is and its value."""
+    step: str | None = None
+    """``up`` or ``down`` when the rule marks a change at this point (trends.py), else None."""
+
+
+STEP_COLOUR = "#d55e00"
+
+
+def trend_chart(*, title: str, desc: str, points: list[TrendPoint], x: Axis, y: Axis) -> str:
+    """Points joined in x order, each with its 95% interval as a bar and linked to its run; a marked
+    change gets a triangle (pointing up: slower) and a dashed line from the point before it."""
+    if not points:
+        raise ValueError("a chart needs at least one point")
+    ys = [p.y for p in points] + [v for p in points for v in (p.low, p.high) if v is not None]
+    x_px, x_lo, x_hi = _scale([p.x for p in points], x.log, LEFT, WIDTH - RIGHT)
+    y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
+    distinct_x = sorted({p.x for p in points})
+    x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
+    if x.dates:
+        by_day: dict[str, float] = {}
+        for t in (distinct_x if len(distinct_x) <= 4 else x_ticks):
+            by_day.setdefault(_label(x, t), t)
+        x_ticks = list(by_day.values())
+    body = _axes(x, y, x_px, y_px, x_ticks, _ticks(y_lo, y_hi, y.log))
+    colour = COLOURS[0]
+    placed = [(_num(x_px(p.x)), _num(y_px(p.y)), p) for p in points]
+    body.append(f'<path d="M{"L".join(f"{a} {b}" for a, b, _ in placed)}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+    for i, (a, b, p) in enumerate(placed):
+        marks = []
+        if p.low is not None and p.high is not None:
+            marks.append(f'<path d="M{a} {_num(y_px(p.low))}V{_num(y_px(p.high))}" stroke="{colour}" stroke-width="1"/>')
+        if p.step:
+            if i:
+                before = placed[i - 1]
+                marks.append(f'<path d="M{before[0]} {before[1]}L{a} {b}" stroke="{STEP_COLOUR}" stroke-width="2.5" stroke-dasharray="5 3"/>')
+            # Above the point pointing up for a slower run, below it pointing down for a faster one.
+            sign = -1 if p.step == "up" else 1
+            marks.append(f'<path class="step" d="M{a} {_num(y_px(p.y) + sign * 15)}l-6 {-sign * 8}h12z" fill="{STEP_COLOUR}"/>')
+        marks.append(f'<circle cx="{a}" cy="{b}" r="4" fill="{colour}"/>')
+        body.append(f'<a href={xmltext.attr(p.href)}><title>{_escape(p.label)}</title>{"".join(marks)}</a>')
+    legend = [_legend_item(0, "run (bar: its 95% interval)", colour, "")]
+    if any(p.step for p in points):
+        legend.append(_legend_item(1, "change marked", STEP_COLOUR, "5 3"))
+    return _frame(title, desc, body, legend)

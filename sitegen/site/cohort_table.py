@@ -38,6 +38,8 @@ class RankedRow:
     observed: str
     pass_note: str | None
     also: list[AlsoMeasured]
+    compare: Link | None = None
+    """The pre-rendered comparison with the row above (sitegen.site.compare), from the second row on."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,11 @@ def _revision(facts: RunFacts) -> str:
     return revision.version or (revision.commit or "")[:12] or "unknown"
 
 
-def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config) -> RankedRow:
+def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: RunFacts | None = None) -> RankedRow:
     figures = roofline(facts, config)
+    compare = None
+    if above is not None and above.value is not None and facts.value is not None:
+        compare = Link(f"compare with {L.implementation_label(above.implementation)}", L.compare_path(above.digest, facts.digest))
     return RankedRow(
         rank=facts.rank_label or "—", rank_note=facts.rank_note, rank_reason=facts.rank_reason,
         run=Link(L.implementation_label(facts.implementation), L.run_path(facts.name)), revision=_revision(facts),
@@ -108,6 +113,7 @@ def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config) -> Rank
         roofline=figures.column() if figures else "—", level=facts.level, observed=facts.observed,
         pass_note=pass_note(facts),
         also=[AlsoMeasured(Link(value_text(o), L.run_path(o.name)), value_text(o), o.level, o.noisy is not None) for o in facts.also],
+        compare=compare,
     )
 
 
@@ -120,7 +126,7 @@ def cohort_view(key: str, members: list[RunFacts], config: Config) -> CohortView
         id=L.cohort_id(key), heading=f"{L.workload_label(first.workload)} · {first.timed_pass} · {first.metric} ({first.statistic}) · {family}",
         key=L.short_digest(key), timed_pass=first.timed_pass, dtype=L.dtype_label(first.workload) or "—",
         workload=L.workload_label(first.workload),
-        ranked=[ranked_row(f, leader, config) for f in representatives],
+        ranked=[ranked_row(f, leader, config, representatives[i - 1] if i else None) for i, f in enumerate(representatives)],
         unranked=[
             UnrankedRow(Link(L.implementation_label(f.implementation), L.run_path(f.name)), value_text(f),
                         "; ".join(f.reasons), bool(f.flagged))

@@ -45,9 +45,11 @@ def _promised(spec) -> tuple[str, ...]:
 def _own_checks() -> tuple[str, ...]:
     """The checks sitegen's own controlled protocol promises: asked of a rerun under a protocol that promises none."""
     from sitegen.model import BenchmarkProtocol
+    from sitegen.operations.jsd import JSD
 
+    # The checks a protocol promises are the same for every operation; JSD's document states them.
     return _promised(BenchmarkProtocol.model_validate(protocol_document(
-        version=None, commit=None, repository=None, interpret=False)).spec)
+        JSD(), version=None, commit=None, repository=None, interpret=False)).spec)
 
 
 def required_checks(facts: RunFacts) -> tuple[str, ...]:

@@ -57,7 +57,8 @@ def _headline_firsts(runs: list[RunFacts], index: Index) -> dict[str, tuple[str,
     for key in sorted({f.cohort for f in runs if f.cohort}):
         members = index.cohorts[key]
         first = members[0]
-        if first.timed_pass != headline or first.metric != "latency":
+        # A cohort where one implementation alone is ranked has no leader: nobody was beaten.
+        if first.timed_pass != headline or first.metric != "latency" or len({f.implementation.name for f in members if f.rank is not None}) < 2:
             continue
         gpu, counts, total = out.get(first.gpu_slug, (first.gpu, {}, 0))
         for f in members:
@@ -67,20 +68,23 @@ def _headline_firsts(runs: list[RunFacts], index: Index) -> dict[str, tuple[str,
     return out
 
 
-def _most_firsts(counts: dict[str, list[int]]) -> tuple[str, int, int]:
-    """The label first most often (alone counting before shared; then by name), its firsts alone and shared."""
-    name, (alone, shared) = max(counts.items(), key=lambda item: (sum(item[1]), item[1][0], [-ord(c) for c in item[0]]))
-    return name, alone, shared
+def _most_firsts(counts: dict[str, list[int]]) -> tuple[list[str], int, int]:
+    """Who is first alone most often (then shared firsts break the tie), with those counts; a tie
+    on both is named as one ("Liger and torch"), never settled by the names' order."""
+    best = max((alone, shared) for alone, shared in counts.values())
+    names = sorted(name for name, firsts in counts.items() if tuple(firsts) == best)
+    return names, best[0], best[1]
 
 
-def _detail(alone: int, shared: int, total: int, noun: str) -> str:
-    text = f"first in {alone + shared} of {total} {noun}{'s' if total > 1 else ''}"
-    return text + (f" ({shared} shared)" if shared else "")
+def _detail(alone: int, shared: int, total: int, noun: str, tied: bool = False) -> str:
+    text = f"{'each ' if tied else ''}first alone in {alone} of {total} {noun}{'s' if total > 1 else ''}"
+    return text + (f", shared first in {shared} more" if shared else "")
 
 
 def leader_rows(index: Index) -> list[LeaderRow]:
-    """Per operation and GPU, who leads the headline pass's latency cohorts (full when there is one);
-    for a source of more than LISTED_OPERATIONS operations, per GPU across them."""
+    """Per operation and GPU, who leads the headline pass's latency cohorts (full when there is one)
+    of two or more ranked implementations; for a source of more than LISTED_OPERATIONS operations,
+    per GPU across them."""
     sources: dict[str, set[str]] = defaultdict(set)
     for f in index.runs:
         sources[source_of(f, index)].add(f.operation.name)
@@ -93,16 +97,20 @@ def leader_rows(index: Index) -> list[LeaderRow]:
             continue
         for gpu_slug, (gpu, counts, total) in sorted(_headline_firsts(index.runs_of_operation.get(operation.name, []), index).items()):
             if counts:
-                name, alone, shared = _most_firsts(counts)
+                names, alone, shared = _most_firsts(counts)
                 rows.append(LeaderRow(Link(L.operation_title(operation), L.operation_path(operation.name)), gpu,
-                                      headline_pass(index.runs_of_operation[operation.name]) or "", name,
-                                      _detail(alone, shared, total, "workload")))
+                                      headline_pass(index.runs_of_operation[operation.name]) or "", " and ".join(names),
+                                      _detail(alone, shared, total, "workload", len(names) > 1)))
+    of_source: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
+    for f in index.runs:
+        source = source_of(f, index)
+        if source in large:
+            of_source[(source, f.operation.name)].append(f)
     for source in sorted(large):
-        runs = [f for f in index.runs if source_of(f, index) == source]
         tally: dict[str, tuple[str, dict[str, list[int]], list[int]]] = {}
         passes = set()
         for name in sorted(sources[source]):
-            of_operation = [f for f in runs if f.operation.name == name]
+            of_operation = of_source[(source, name)]
             passes.add(headline_pass(of_operation) or "")
             for gpu_slug, (gpu, counts, total) in _headline_firsts(of_operation, index).items():
                 _, merged, cohorts = tally.setdefault(gpu_slug, (gpu, {}, [0]))
@@ -114,8 +122,9 @@ def leader_rows(index: Index) -> list[LeaderRow]:
         link = Link(f"{source}: {len(sources[source]):,} operations", f"{OPERATIONS_INDEX}#{anchors.get(source, '')}")
         for gpu_slug, (gpu, merged, cohorts) in sorted(tally.items()):
             if merged:
-                name, alone, shared = _most_firsts(merged)
-                rows.append(LeaderRow(link, gpu, " / ".join(sorted(passes)), name, _detail(alone, shared, cohorts[0], "cohort")))
+                names, alone, shared = _most_firsts(merged)
+                rows.append(LeaderRow(link, gpu, " / ".join(sorted(passes)), " and ".join(names),
+                                      _detail(alone, shared, cohorts[0], "cohort", len(names) > 1)))
     return rows
 
 

@@ -67,6 +67,12 @@ def gpu_path(slug: str) -> str:
     return f"gpus/{slug}/index.html"
 
 
+def compare_path(ahead_digest: str, behind_digest: str) -> str:
+    """The pre-rendered comparison of two runs (sitegen.site.compare). Digest prefixes, not names:
+    two names of up to 200 characters would not fit one path segment."""
+    return f"compare/{ahead_digest.removeprefix('sha256:')[:16]}--{behind_digest.removeprefix('sha256:')[:16]}/index.html"
+
+
 def cohort_id(key: str) -> str:
     return "cohort-" + key.removeprefix("sha256:")[:16]
 
@@ -89,7 +95,7 @@ def implementation_label(implementation: Record) -> str:
 
 
 def revision_rows(revision: ProjectRevision) -> list[Row]:
-    """Project, revision and version of a ProjectRevision.
+    """Project, revision, version and source digest of a ProjectRevision.
 
     "revision" is the commit, the only thing that pins code; a release version is shown
     beside it, never in its place (the seed shows "unknown" for a versioned Liger run).
@@ -100,6 +106,9 @@ def revision_rows(revision: ProjectRevision) -> list[Row]:
     ]
     if revision.version:
         rows.append(Row("version", revision.version))
+    if revision.sourceDigest:
+        # What tells two revisions of code outside any repository apart (a rerun's plugin).
+        rows.append(Row("source digest", revision.sourceDigest, code=True))
     return rows
 
 

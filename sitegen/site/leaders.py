@@ -99,7 +99,7 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
         runner_up=Link(L.implementation_label(runner.implementation), L.run_path(runner.name)) if runner else None,
         runner_up_rank=(runner.rank_label or "") if runner else "",
         runner_up_value=units.show(runner.value, runner.unit) if runner else "—",
-        gap=units.slower(runner.value, leader.value) if runner else "—",
+        gap=units.slower(runner.value, leader.value, runner.unit or "ns") if runner else "—",
         ratio=runner.value / leader.value if runner and leader.value else None,
         interval=_ratio_interval_text(runner) if runner else "—",
         tied=bool(runner and runner.rank == leader.rank),
@@ -108,18 +108,24 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
 
 
 def _answer(rows: list[SummaryRow]) -> str:
+    # A win needs someone beaten: where one implementation alone is ranked, it is not "fastest".
     wins: dict[str, int] = {}
+    alone: dict[str, int] = {}
     for r in rows:
-        if not r.tied:
+        if r.runner_up is None:
+            alone[r.leader.text] = alone.get(r.leader.text, 0) + 1
+        elif not r.tied:
             wins[r.leader.text] = wins.get(r.leader.text, 0) + 1
     n = len(rows)
     most = sorted(wins.items(), key=lambda item: (-item[1], item[0]))
+    lone = "".join(f"; {name} is the only ranked implementation at {k} of {n}" for name, k in sorted(alone.items()))
     if not most:
         text = f"No implementation leads alone at any of the {n} workload{'s' if n > 1 else ''}"
     elif most[0][1] == n:
         text = f"{most[0][0]} is fastest at {'every one of the ' + str(n) + ' workloads' if n > 1 else 'the one workload'}"
     else:
         text = "; ".join(f"{name} is fastest alone at {k} of {n} workloads" for name, k in most[:2])
+    text += lone
     ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied)
     if ratios:
         low, high = units.times(ratios[0]), units.times(ratios[-1])

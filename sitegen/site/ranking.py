@@ -75,12 +75,17 @@ def _known(facts: RunFacts) -> dict[str, float]:
     return known
 
 
+def draws_of(facts: RunFacts) -> np.ndarray | None:
+    """The run's bootstrap replicates of its primary statistic: latency runs with raw samples only."""
+    timing = facts.run.spec.timing
+    if timing is not None and timing.samplesNs and facts.metric == "latency":
+        return replicates(timing.samplesNs, facts.statistic, facts.digest)
+    return None
+
+
 def estimate(facts: RunFacts) -> _Estimate:
     """Set the run's interval and noise verdict; return its bootstrap replicates, if any."""
-    timing = facts.run.spec.timing
-    draws = None
-    if timing is not None and timing.samplesNs and facts.metric == "latency":
-        draws = replicates(timing.samplesNs, facts.statistic, facts.digest)
+    draws = draws_of(facts)
     known = _known(facts)
     if draws is not None:
         facts.interval = Interval(*bounds(draws), "bootstrap")
@@ -132,6 +137,13 @@ def _ratio_interval(ahead: _Estimate, behind: _Estimate) -> tuple[float, float, 
     return None
 
 
+def ratio_interval(ahead: RunFacts, behind: RunFacts) -> tuple[float, float, str] | None:
+    """The 95% interval of ``behind``'s value over ``ahead``'s, by the rule neighbours are ranked by:
+    the bootstrap ratio when both have raw samples, else the ratio of interval ends; None without.
+    Reads the runs' intervals as ranking set them (an index's runs are ranked)."""
+    return _ratio_interval(_Estimate(ahead, draws_of(ahead)), _Estimate(behind, draws_of(behind)))
+
+
 def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
     """(distinct rank?, reason, had an interval?) for two neighbours, ``ahead`` no slower."""
     a, b = ahead.facts, behind.facts
@@ -142,7 +154,7 @@ def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
         return b.value > 0, f"{name} measured 0 and this {units.show(b.value, b.unit)}", False
     gap = b.value / a.value - 1
     interval = _ratio_interval(ahead, behind)
-    gap_text = f"{units.slower(b.value, a.value)} than {name}"
+    gap_text = units.slower_than(b.value, a.value, b.unit or "ns", name)
     if interval is None:
         if gap >= threshold:
             return True, f"{gap_text}, at least the {units.percent(threshold)} minimum effect (no interval)", False

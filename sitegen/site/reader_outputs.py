@@ -51,14 +51,20 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
                        updated: str) -> None:
     for page in content.pages:
         writer.add(page.path, renderer.render("page.html", page))
-        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        # badges/index.json, written above, is the index's data: every badge with its cohort.
+        if page.path != "badges/index.html":
+            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
     for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
         template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
         writer.add(page.path, renderer.render(template, page))
-        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        # badges/index.json, written above, is the index's data: every badge with its cohort.
+        if page.path != "badges/index.html":
+            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
     for page in protocol_pages(index):
         writer.add(page.path, renderer.render("protocol.html", page))
-        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        # badges/index.json, written above, is the index's data: every badge with its cohort.
+        if page.path != "badges/index.html":
+            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
     title = index.config.site.title
     writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",
                                     page="index.html", updated=updated))
@@ -74,6 +80,9 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
     writer.add("badges/index.json", _json({"badges": listed}))
     for page in badges_pages(index, made):
         writer.add(page.path, renderer.render("badges.html", page))
+        # badges/index.json, written above, is the index's data: every badge with its cohort.
+        if page.path != "badges/index.html":
+            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
 
 
 def write_site_edges(index: Index, writer) -> None:

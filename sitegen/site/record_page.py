@@ -11,11 +11,13 @@ from sitegen.rerun.protocol import HARNESS
 from sitegen.site import labels as L
 from sitegen.site import record_sections as S
 from sitegen.site import units
-from sitegen.site.chart_views import ChartView, history_chart, samples_chart, samples_of
+from sitegen.site.chart_views import ChartView, samples_chart, samples_of
 from sitegen.site.citation import Citation, cite_run
 from sitegen.site.evidence import controlled, verdict
 from sitegen.site.operation_page import cohort_href
 from sitegen.site.roofline import roofline
+from sitegen.site.trends import trend_charts
+from sitegen.site.compare import record_link
 from sitegen.site.ranking import PUBLISHED
 from sitegen.site.uncertainty import REPLICATES
 from sitegen.site.index import Index, RunFacts
@@ -127,6 +129,8 @@ class RecordPage:
     source_citation: str | None
     license: str
     all_results: Link
+    compare: Link
+    """Where to compare this run with another (sitegen.site.compare)."""
 
 
 SAMPLES_NAME = "samples.json"
@@ -346,7 +350,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         ]),
         tracker=tracker, manifest=manifest, manifest_shown=manifest_text(facts, index, shown=True) if sampled else manifest,
         samples_file=samples_path(facts.name) if sampled else None,
-        charts=[c for c in (samples_chart(facts), history_chart(facts, index)) if c is not None],
+        charts=[c for c in (samples_chart(facts),) if c is not None] + trend_charts(facts, index),
         rerun=_rerun_box(facts),
         citation=cite_run(title=title, site_title=site.title, publisher=publisher, permalink=permalink,
                           digest=facts.digest, observed=facts.observed),
@@ -356,4 +360,5 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         source_citation=source.citation if source else None,
         license=source.license if source else site.license,
         all_results=Link(f"All results for {operation} →", L.operation_path(facts.operation.name)),
+        compare=record_link(facts, index),
     )

@@ -13,7 +13,7 @@ from jinja2 import DictLoader, Environment, StrictUndefined
 from sitegen.site.value_columns import value_columns
 
 PACKAGE = "sitegen.templates"
-STATIC = ("style.css", "site.js", "favicon.svg")
+STATIC = ("style.css", "site.js", "favicon.svg", "compare-rules.js", "compare.js")
 
 
 def _read_templates() -> dict[str, str]:

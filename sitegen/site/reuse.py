@@ -4,7 +4,7 @@ A record page shows its run, the documents the run references, its cohort (ranks
 leader, history, the page of the cohort table) and its reruns: all within one operation.
 So the runs of an operation form a group, whose key is a digest over sitegen itself, the
 options, every registry file that is not one operation's run file (documents, settings,
-pages, notes), and the bytes of that operation's run files. When the previous build
+pages), and the bytes of that operation's run files and of the notes (attestations) on them. When the previous build
 recorded the same key for a group, every file of its runs' pages has the same bytes as a
 fresh render would give, and is hard-linked instead of rendered. The same holds for the
 operation's own pages, its catalog shard and the pages of the implementations only it
@@ -49,13 +49,24 @@ def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, lis
         # A file of its own holds exactly one run.
         own[relative] = facts.operation.name
         groups.setdefault(facts.operation.name, []).append(f"{relative}\0{inputs.files[relative]}")
+    # A note on a run shows on that run's page and its operation's: a file holding one
+    # attestation of an indexed run goes with the run's group, so `attest` re-renders one
+    # operation's pages instead of the whole site. A note on a run not in the index (or a
+    # bundle of notes) stays shared, where any change rebuilds everything.
+    for attestation in index.registry.of_kind("Attestation"):
+        target = index.by_digest.get(attestation.model.spec.run)
+        relative = relative_of(attestation.file)
+        if target is None or attestation.pointer != "$" or relative not in inputs.files:
+            continue
+        own[relative] = target.operation.name
+        groups.setdefault(target.operation.name, []).append(f"{relative}\0{inputs.files[relative]}")
     shared = hashlib.sha256(inputs.sitegen.encode())
     # GPU path segments are chosen over every run's product at once (index.gpu_slugs).
     shared.update(repr(sorted({(f.product, f.gpu_slug) for f in index.runs})).encode())
     for relative, digest in sorted(inputs.files.items()):
         # The lock changes with every edit and shows on no page: it only decides whether
         # the build may run at all.
-        if relative not in own and relative != LOCK_NAME:
+        if relative not in own and relative != LOCK_NAME and not _plain_folder(records, relative, digest):
             shared.update(f"\0{relative}\0{digest}".encode())
     if not split:
         everything = shared.copy()
@@ -72,6 +83,14 @@ def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, lis
         key.update(repr(sorted(r.name for r in impls.get(operation, []))).encode())
         keys[operation] = key.hexdigest()
     return keys, shared.hexdigest()
+
+
+def _plain_folder(records: Path, relative: str, digest: str) -> bool:
+    """A real folder (not a link to one): what shows on pages is its files', each counted on its own.
+
+    The first `attest` makes attestations/, which must not rebuild every group. A linked
+    folder stays in the key: a second link to a folder adds no file entry of its own."""
+    return digest == "folder" and not os.path.islink(records / relative.rstrip("/"))
 
 
 def _relative_to(records: Path):

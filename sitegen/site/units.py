@@ -82,13 +82,23 @@ def times(ratio: float) -> str:
     return f"{ratio:.3f}×" if ratio < 1.1 else f"{ratio:.2f}×"
 
 
-def slower(value: float, leader: float) -> str:
-    """How a time compares with a faster one, as readers say it: ``1.83× slower``, never ``83.3% behind``."""
+def slower(value: float, leader: float, unit: str = "ns") -> str:
+    """How a value compares with a lower one, as readers say it: a time ``1.83× slower``, never
+    ``83.3% behind``; anything else (memory) ``1.20× more``; equal ones ``as fast`` / ``the same``."""
     if leader == 0:
         return "—"
+    timed = unit == "ns"
     if value == leader:
-        return "as fast as"
-    return f"{times(value / leader)} slower" if value > leader else f"{times(leader / value)} faster"
+        return "as fast" if timed else "the same"
+    if value < leader:
+        return f"{times(leader / value)} {'faster' if timed else 'less'}"
+    return f"{times(value / leader)} {'slower' if timed else 'more'}"
+
+
+def slower_than(value: float, leader: float, unit: str, name: str) -> str:
+    """``1.83× slower than torch``, ``as fast as torch``, ``1.20× more than torch``."""
+    said = slower(value, leader, unit)
+    return f"{said} as {name}" if said in ("as fast", "the same") else f"{said} than {name}"
 
 
 def times_span(low: float, high: float) -> str:

@@ -67,6 +67,9 @@ class SiteWriter:
         self.previous_group_files: dict = before.get("groupFiles") if isinstance(before.get("groupFiles"), dict) else {}
         self.group_files: dict[str, list[str]] = {}
         """The files of each operation's own pages (not its runs'), to be reused as a whole."""
+        self.previous_search = before.get("search")
+        """Search shard → the key its bundle was indexed under (sitegen.site.search)."""
+        self.search_keys: dict[str, str] = {}
         self.previous_page_keys = before.get("pageKeys")
         self.page_keys: dict[str, str] = {}
         """Listing page → the key it was rendered under (sitegen.site.rendermemo)."""
@@ -146,6 +149,8 @@ class SiteWriter:
             marker.update(groups=self.groups, groupFiles=self.group_files)
         if self.page_keys:
             marker.update(pageKeys=self.page_keys)
+        if self.search_keys:
+            marker.update(search=self.search_keys)
         for name, data in marker_files_and_lists(self.files, marker):
             self.add(name, data)
         swap_in(self.tmp, self.out)

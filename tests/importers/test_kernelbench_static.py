@@ -86,7 +86,7 @@ def test_a_bad_timing_is_one_line_naming_file_and_path_and_nothing_is_written(tm
     assert result.exit_code == 1
     problem = [line for line in result.output.splitlines() if "baseline_time_torch.json" in line]
     assert len(problem) == 1 and "$.level1['2_Tanh.py']" in problem[0] and "mean" in problem[0]
-    assert not out.exists() or not list(out.rglob("*.json"))
+    assert not out.exists()  # nothing written: not even the registry folder
 
 
 def _cohort_ranks(site: Path, operation_prefix: str) -> dict[str, str]:

@@ -8,33 +8,40 @@ from sitegen.rerun.assemble import outcome
 from sitegen.rerun.cases import Case, Workload
 from sitegen.rerun.environment import environment_spec, instance
 from sitegen.rerun.records import run_doc
+from sitegen.operations.jsd import JSD
+
+JSD_OP = JSD()
+
+
+def _floor(tokens, vocab, elem_bytes, timed_pass):
+    return JSD_OP.bytes_moved(JSD_OP.workload({4: "fp32", 2: "bf16"}[elem_bytes], tokens=tokens, vocab=vocab), timed_pass)
 
 H200_COPY = 4.3e12
 
 
 def test_roofline_refuses_a_time_below_the_floor():
-    nbytes = integrity.floor_bytes(2048, 128256, 4, "forward")  # read X and Y
+    nbytes = _floor(2048, 128256, 4, "forward")  # read X and Y
     floor_ns = nbytes / H200_COPY * 1e9
     assert integrity.roofline(int(floor_ns * 1.2), nbytes, H200_COPY)["passed"]
     assert not integrity.roofline(int(floor_ns * 0.5), nbytes, H200_COPY)["passed"]
 
 
 def test_floors_count_every_byte_of_the_pass():
-    assert integrity.floor_bytes(8, 10, 4, "forward") == 2 * 8 * 10 * 4  # read X and Y
-    assert integrity.floor_bytes(8, 10, 4, "backward") == 8 * 10 * 4  # write dX
-    assert integrity.floor_bytes(8, 10, 2, "full") == 3 * 8 * 10 * 2
+    assert _floor(8, 10, 4, "forward") == 2 * 8 * 10 * 4  # read X and Y
+    assert _floor(8, 10, 4, "backward") == 8 * 10 * 4  # write dX
+    assert _floor(8, 10, 2, "full") == 3 * 8 * 10 * 2
 
 
 def test_roofline_slack_refuses_a_time_a_fifth_under_the_floor():
-    nbytes = integrity.floor_bytes(2048, 128256, 4, "forward")
+    nbytes = _floor(2048, 128256, 4, "forward")
     floor_ns = nbytes / H200_COPY * 1e9
     assert integrity.roofline(int(floor_ns * 0.9), nbytes, H200_COPY)["passed"]
     assert not integrity.roofline(int(floor_ns * 0.8), nbytes, H200_COPY)["passed"]
 
 
 def test_a_backward_under_its_floor_is_judged_on_the_full_pass():
-    full = integrity.floor_bytes(2048, 128256, 2, "full")
-    back = integrity.floor_bytes(2048, 128256, 2, "backward")
+    full = _floor(2048, 128256, 2, "full")
+    back = _floor(2048, 128256, 2, "backward")
     full_floor = full / H200_COPY * 1e9
     # The forward wrote dX: a 20 us backward after a forward that moved all the bytes passes...
     moved = integrity.roofline(20_000, back, H200_COPY, timed_pass="backward", full_ns=int(full_floor * 1.05), full_bytes=full)
@@ -43,7 +50,7 @@ def test_a_backward_under_its_floor_is_judged_on_the_full_pass():
     assert not integrity.roofline(20_000, back, H200_COPY, timed_pass="backward", full_ns=int(full_floor * 0.7), full_bytes=full)["passed"]
     assert not integrity.roofline(20_000, back, H200_COPY, timed_pass="backward")["passed"]
     # A forward at its own floor whose backward did nothing is refused on the full pass.
-    fwd = integrity.floor_bytes(2048, 128256, 2, "forward")
+    fwd = _floor(2048, 128256, 2, "forward")
     fwd_floor = fwd / H200_COPY * 1e9
     assert not integrity.roofline(int(fwd_floor), fwd, H200_COPY, timed_pass="forward", full_ns=int(fwd_floor * 1.02), full_bytes=full)["passed"]
 
@@ -126,26 +133,26 @@ def _per_process(median, **extra):
 
 def _validated(case, result):
     digest = "sha256:" + "0" * 64
-    doc = run_doc(case, result, digests={k: digest for k in ("implementationDigest", "workloadDigest", "protocolDigest", "environmentDigest")},
+    doc = run_doc(JSD_OP, case, result, digests={k: digest for k in ("implementationDigest", "workloadDigest", "protocolDigest", "environmentDigest")},
                   product="NVIDIA H200", stamp="20261129t000000z", observed_at="2026-11-29T00:00:00Z",
                   instance={"gpuUuid": "GPU-1"}, dry_run=False, command="sitegen rerun")
     return BenchmarkRun.model_validate(doc, strict=True)
 
 
 def test_failed_gate_gives_a_failed_run_with_its_error_and_no_time():
-    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    case = Case(JSD_OP.workload("fp32", tokens=2048, vocab=128256), "forward", "x")
     gate = {"status": "failed", "maxAbsError": 0.5, "maxRelError": 1.0,
             "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.5, "maxRelError": 1.0, "fullyWritten": True, "passed": False}]}
-    result = outcome(case, gate, [_per_process(3_000_000)], copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    result = outcome(case, gate, [_per_process(3_000_000)], op=JSD_OP, copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
     run = _validated(case, result)
     assert run.spec.status == "failed" and run.spec.timing is None and run.spec.correctness.maxRelError == 1.0
 
 
 def test_time_below_floor_is_refused_and_honest_time_kept():
-    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    case = Case(JSD_OP.workload("fp32", tokens=2048, vocab=128256), "forward", "x")
     gate = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
             "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.0, "maxRelError": 0.0, "fullyWritten": True, "passed": True}]}
-    common = dict(copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    common = dict(op=JSD_OP, copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
     cheat = _validated(case, outcome(case, gate, [_per_process(20_000, repeatedMedianNs=20_000)], **common))
     assert cheat.spec.status == "failed" and cheat.spec.timing is None
     honest = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=600_000)] * 3, **common))
@@ -164,10 +171,10 @@ def test_statistics_interpolate_like_do_bench():
 
 
 def test_repeated_input_is_judged_against_the_fresh_calls_interleaved_with_it():
-    case = Case(Workload(2048, 128256, "fp32"), "forward", "x")
+    case = Case(JSD_OP.workload("fp32", tokens=2048, vocab=128256), "forward", "x")
     gate = {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0,
             "cases": [{"shape": [2048, 128256], "seed": 0, "maxAbsError": 0.0, "maxRelError": 0.0, "fullyWritten": True, "passed": True}]}
-    common = dict(copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
+    common = dict(op=JSD_OP, copy_bytes_per_s=H200_COPY, process_counts=[0, 1], expected_counts=[0, 1], repeated_probe=True)
     # The timed samples drifted slow (600 us); in the probe, fresh and repeated calls agree.
     drifted = _validated(case, outcome(case, gate, [_per_process(600_000, repeatedMedianNs=480_000, repeatedFreshMedianNs=500_000)], **common))
     check = next(c for c in drifted.spec.evidence.integrity if c.name == "repeated_input")
@@ -219,17 +226,16 @@ def test_the_repeated_input_probe_catches_a_cache_of_the_last_result_on_every_re
     assert not integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
 
 
-def test_an_honest_call_shows_no_speed_up_on_repeated_input():
+def test_an_honest_call_shows_no_speed_up_on_repeated_input(virtual_time):
     from sitegen.rerun.clock import Clock
     from sitegen.rerun.timing import collect
 
     class Honest(_LastResultCache):
         def __call__(self, i):
-            import time
-
-            time.sleep(0.01)  # long enough that a loaded machine's scheduling jitter is under 10% of it
+            virtual_time.sleep(0.01)  # the same 10 ms on fresh and repeated input alike
 
     out = collect(Clock("cpu"), Honest(3), min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
+    assert out["repeatedFreshMedianNs"] == out["repeatedMedianNs"] == 10_000_000
     assert integrity.repeated_input(out["repeatedFreshMedianNs"], out["repeatedMedianNs"])["passed"]
 
 

@@ -58,7 +58,7 @@ def liger_registry(root, product="NVIDIA B200"):
                                      "metrics": {"ms_50": 9.11}},
                     "observedAt": "2026-05-27T17:14:29Z"}}
     for doc in (op, workload, impl, protocol, env, run):
-        path = root / path_of(doc)
+        path = root / path_of(doc, "jsd")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(render(doc))
     return document_digest(run)
@@ -68,7 +68,7 @@ def test_plan_resolves_workload_pass_impl_and_family(tmp_path):
     digest = liger_registry(tmp_path)
     for run_id in ("liger-jsd-forward-torch-tiny", digest, digest[7:19]):
         p = plan(scan(tmp_path), run_id, str(tmp_path))
-        assert (p.workload.tokens, p.workload.vocab, p.workload.dtype) == (4, 64, "fp32")
+        assert (p.workload["tokens"], p.workload["vocab"], p.workload.dtype) == (4, 64, "fp32")
         assert (p.timed_pass, p.impl, p.mode, p.original_product) == ("forward", "torch", "do_bench", "NVIDIA B200")
         assert p.run_digest == digest and p.original_ns == 9110560
 

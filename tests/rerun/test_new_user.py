@@ -55,12 +55,13 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 def record_registry(root: Path, impl: str, tokens: int, vocab: int) -> str:
     """A published-looking record of ``impl`` at tokens × vocab (fp32, forward) under sitegen's protocol family."""
+    from sitegen.operations.jsd import JSD
     from sitegen.rerun import protocol
 
     op = catalog.operation_document("jsd")
     workload = catalog.jsd_workload_document(tokens, vocab, "fp32")
     implementation = catalog.implementation_document("jsd", impl, "0.8.0" if impl == "liger" else None)
-    proto = protocol.protocol_document(version="0.1.0", commit=None, repository=None, interpret=False, processes=1)
+    proto = protocol.protocol_document(JSD(), version="0.1.0", commit=None, repository=None, interpret=False, processes=1)
     env = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment", "metadata": {"name": "h200"},
            "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"}, "software": {}}}
     run = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": f"big-{impl}"},
@@ -70,7 +71,7 @@ def record_registry(root: Path, impl: str, tokens: int, vocab: int) -> str:
                     "timing": {"latencyNs": {"median": 2_240_000}, "primaryStatistic": "median"},
                     "observedAt": "2026-05-27T17:14:29Z"}}
     for doc in (op, workload, implementation, proto, env, run):
-        path = root / path_of(doc)
+        path = root / path_of(doc, "jsd")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(render(doc))
     return run["metadata"]["name"]
@@ -227,7 +228,7 @@ def test_nothing_measured_writes_nothing(tmp_path, monkeypatch):
         # A worker whose every implementation turned out not to import.
         return {"software": {"python": "3.11", "torch": "2.13.0"}, "device": {}, "processCount": None,
                 "processCountAfter": None, "copyBytesPerS": 1e9, "gate": {}, "timings": {},
-                "availability": {i: {"ok": False, "reason": "ImportError: broken"} for i in plan["impls"]}}
+                "availability": {i["name"]: {"ok": False, "reason": "ImportError: broken"} for i in plan["impls"]}}
 
     monkeypatch.setattr(selection, "require_gpu_extra", lambda command, **_: None)
     monkeypatch.setattr(selection, "missing", lambda impl: None)

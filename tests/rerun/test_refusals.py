@@ -6,12 +6,15 @@ import pytest
 
 from sitegen.problems import InputError
 from sitegen.rerun import gpustate, sweep
-from sitegen.rerun.cases import Workload
+from sitegen.operations import load
+from sitegen.rerun.plugins import resolve
 from sitegen.rerun.records import plan_writes, render
 
 
 def options(out: Path, interpret: bool) -> sweep.Options:
-    return sweep.Options(loads=[Workload(4, 64, "fp32")], passes=("forward",), impls=("torch",),
+    op = load("jsd")
+    return sweep.Options(op=op, loads=[op.workload("fp32", tokens=4, vocab=64)], passes=("forward",),
+                         impls=resolve(op, ("torch",)),
                          out=out, records=out, interpret=interpret)
 
 
@@ -46,7 +49,7 @@ def test_existing_run_or_renamed_shared_document_is_never_overwritten(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(b"{}")
     with pytest.raises(InputError):
-        plan_writes(tmp_path, [operation_document("jsd")], [run])
+        plan_writes(tmp_path, [operation_document("jsd")], [run], "jsd")
     assert path.read_bytes() == b"{}" and not (tmp_path / "operations").exists()
 
     # A shared document of the same name but other content is a conflict, not an overwrite.
@@ -57,7 +60,7 @@ def test_existing_run_or_renamed_shared_document_is_never_overwritten(tmp_path):
     target.parent.mkdir(parents=True)
     target.write_bytes(render(changed))
     with pytest.raises(InputError) as err:
-        plan_writes(other, [doc], [])
+        plan_writes(other, [doc], [], "jsd")
     assert "exists with other content" in err.value.problems[0].message
     # The same document already there (under any file) is simply not written again.
-    assert plan_writes(other, [changed], []) == []
+    assert plan_writes(other, [changed], [], "jsd") == []

@@ -11,7 +11,12 @@ if not CUDA:
     pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
 
 CHEATS = ("phase-skip", "identity-cache", "forward-skips-dx", "wrong-gradient", "bf16-1.5pct",
-          "shape-special", "content-cache", "prefetch-next") + (("side-stream", "sampled-loss") if CUDA else ())
+          "shape-special", "content-cache", "prefetch-next", "clock-patch", "lazy-tensor", "host-thread",
+          "in-place-input", "aliased-gradient") + (("side-stream", "sampled-loss", "side-stream-5pct") if CUDA else ())
+# Issue 28's cheats of outside code, and the check named for each.
+OUTSIDE = {"clock-patch": "clock_intact", "lazy-tensor": "plain_output", "host-thread": "host_threads",
+           "in-place-input": "inputs_intact", "aliased-gradient": "inputs_intact",
+           **({"side-stream-5pct": "host_timed"} if CUDA else {})}
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +49,30 @@ def test_each_cheat_check_alone_catches_one_cheat(report):
     if CUDA:
         # sampled-loss (34.4 us in the final selftest.json) also ran 1.35-1.7x slower on fresh inputs than on repeated ones on the H200,
         # so repeated_input can catch it too: roofline is then reported redundant, as it must be.
-        assert alone["roofline"] == ["sampled-loss"] or "check roofline: REDUNDANT" in log
+        if "repeated_input" in data["verdicts"]["sampled-loss"]["caught"]:
+            assert alone["roofline"] == [] and "check roofline: REDUNDANT" in log
+        else:
+            assert alone["roofline"] == ["sampled-loss"] and "check roofline: REDUNDANT" not in log
         assert "roofline" in data["verdicts"]["sampled-loss"]["caught"]
         # On the H200 the side stream's backlog also slows the fresh calls (1.9x over repeated
         # ones), so repeated_input catches it too: host_timed is then reported redundant.
-        assert alone["host_timed"] == ["side-stream"] or "check host_timed: REDUNDANT" in log
+        if "repeated_input" in data["verdicts"]["side-stream"]["caught"]:
+            assert alone["host_timed"] == [] and "check host_timed: REDUNDANT" in log
+        else:
+            assert alone["host_timed"] == ["side-stream"] and "check host_timed: REDUNDANT" not in log
         assert "host_timed" in data["verdicts"]["side-stream"]["caught"]
     for check in ("gate", "timed_output", "repeated_input") + (("roofline",) if CUDA else ()):
         assert f"check {check}: alone caught" in log
+
+
+def test_each_cheat_of_outside_code_is_refused_by_the_check_named_for_it(report):
+    data, log = report
+    lines = {line.split(":")[0].strip(): line for line in log.splitlines() if ": rejected by " in line}
+    for cheat, check in OUTSIDE.items():
+        assert check in data["verdicts"][cheat]["caught"], (cheat, data["verdicts"][cheat])
+        assert check in lines[cheat].split("rejected by ", 1)[1], lines[cheat]
+    # Each is honest through the gate: only an integrity check on the timed calls refuses it.
+    assert all("gate" not in data["verdicts"][cheat]["caught"] for cheat in OUTSIDE)
 
 
 def test_the_self_test_holds_integrity_results_against_a_cheat(report):

@@ -2,6 +2,8 @@
 
 After an intended change to pages, regenerate and review the diff:
     SITEGEN_UPDATE_GOLDEN=1 .venv/bin/pytest tests/site/test_golden.py
+Under CI (CI set to anything but "" or "false") that switch is refused: a CI run that rewrote
+the expectation would pass by comparing the build with itself.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import json
 import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 from sitegen.site.marker import MARKER
 
@@ -38,9 +42,27 @@ def _files(root: Path) -> dict[str, bytes]:
     return files
 
 
+def _update_wanted(environ) -> bool:
+    """Whether to rewrite the expectation; under CI the request fails the test instead."""
+    if environ.get("SITEGEN_UPDATE_GOLDEN") != "1":
+        return False
+    if environ.get("CI", "") not in ("", "false"):
+        pytest.fail("SITEGEN_UPDATE_GOLDEN=1 is refused under CI: regenerate the golden site on a "
+                    "developer machine and commit it", pytrace=False)
+    return True
+
+
+def test_the_golden_site_cannot_be_rewritten_under_ci():
+    with pytest.raises(pytest.fail.Exception, match="refused under CI"):
+        _update_wanted({"SITEGEN_UPDATE_GOLDEN": "1", "CI": "true"})
+    assert _update_wanted({"SITEGEN_UPDATE_GOLDEN": "1"}) is True
+    assert _update_wanted({"SITEGEN_UPDATE_GOLDEN": "1", "CI": "false"}) is True
+    assert _update_wanted({"CI": "true"}) is False
+
+
 def test_build_matches_the_golden_site(site):
     built = _files(site)
-    if os.environ.get("SITEGEN_UPDATE_GOLDEN") == "1":
+    if _update_wanted(os.environ):
         if EXPECTED.exists():
             shutil.rmtree(EXPECTED)
         shutil.copytree(site, EXPECTED)

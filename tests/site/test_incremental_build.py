@@ -32,6 +32,29 @@ def _build(records: Path, out: Path, *extra: str):
     return result
 
 
+def _spy_renders(monkeypatch) -> tuple[list[str], list[str]]:
+    """(run pages, operations) the next build renders, as it renders them."""
+    from sitegen.site import build
+
+    rendered, operations = [], []
+    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
+    monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
+    monkeypatch.setattr(build, "operation_pages_with_runs",
+                        lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
+    return rendered, operations
+
+
+def _double_first_run(records: Path) -> tuple[Path, dict]:
+    """The registry's first run file with every latency doubled, locked again: (its path, the document)."""
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    document = json.loads(run.read_text())
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency.update({k: v * 2 for k, v in latency.items()})
+    run.write_text(json.dumps(document, indent=2))
+    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+    return run, document
+
+
 def test_workers_build_the_same_bytes_as_one_process(tmp_path, bundled_without_kernelbench):
     # The bundled registry: thousands of runs, so every worker renders many slices.
     one, many = tmp_path / "one", tmp_path / "many"
@@ -169,22 +192,11 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
 def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
     # The bundled registry: many operations, so the pages of every other operation's runs
     # are taken from the previous site (sitegen.site.reuse) and must still be current.
-    from sitegen.site import build
-
     records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
     shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
     _build(records, out, "--no-search")
-    run = sorted((records / "runs").rglob("*.json"))[0]
-    document = json.loads(run.read_text())
-    latency = document["spec"]["timing"]["latencyNs"]
-    latency.update({k: v * 2 for k, v in latency.items()})
-    run.write_text(json.dumps(document, indent=2))
-    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
-    rendered, operations = [], []
-    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
-    monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
-    monkeypatch.setattr(build, "operation_pages_with_runs",
-                        lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
+    run, document = _double_first_run(records)
+    rendered, operations = _spy_renders(monkeypatch)
     _build(records, out, "--no-search", "--jobs", "1")
     same_operation = {p.stem for p in run.parent.glob("*.json")}
     assert document["metadata"]["name"] in rendered
@@ -212,4 +224,48 @@ def test_a_one_run_edit_renders_only_the_listing_pages_that_show_it(registry_cop
     assert any(path.startswith("gpus/") for path in rendered)
     monkeypatch.undo()
     _build(registry_copy, fresh, "--no-search", "--jobs", "1")
+    assert _files(out) == _files(fresh)
+
+
+def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
+    # A note shows on its run's page and that operation's pages: `attest` must not
+    # re-render the whole site (issue 32), and what it does render must be all that changed.
+    records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out, "--no-search")
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    name = json.loads(run.read_text())["metadata"]["name"]
+    result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median on our A100.",
+                                       "--date", "2026-12-01", "--records", str(records)])
+    assert result.exit_code == 0, result.output
+    rendered, operations = _spy_renders(monkeypatch)
+    _build(records, out, "--no-search", "--jobs", "1")
+    assert name in rendered and set(rendered) <= {p.stem for p in run.parent.glob("*.json")}
+    assert operations == [run.parent.name]
+    assert "Same median on our A100." in (out / "runs" / name / "index.html").read_text()
+    monkeypatch.undo()
+    _build(records, fresh, "--no-search", "--jobs", "1")
+    assert _files(out) == _files(fresh)
+
+
+def test_one_edit_reindexes_only_its_search_shards_and_equals_a_cold_search_build(tmp_path, monkeypatch, bundled_without_kernelbench):
+    # Search is indexed in shards (sitegen.site.search): one run's edit must re-index the
+    # shards holding pages that changed, not the whole site (issue 32), and the bundles it
+    # keeps must be what a cold build makes.
+    from sitegen.site import search
+
+    records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out)
+    run, document = _double_first_run(records)
+    indexed = []
+    real = search._run_pagefind
+    monkeypatch.setattr(search, "_run_pagefind", lambda pages, dirty, *rest: indexed.extend(
+        page for members in dirty.values() for page in members) or real(pages, dirty, *rest))
+    _build(records, out, "--jobs", "1")
+    pages = [p for p in out.rglob("*.html")]
+    assert f"runs/{document['metadata']['name']}/index.html" in indexed
+    assert 0 < len(indexed) < len(pages) / 3, (len(indexed), len(pages))
+    monkeypatch.undo()
+    _build(records, fresh, "--jobs", "1")
     assert _files(out) == _files(fresh)

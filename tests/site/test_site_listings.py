@@ -33,6 +33,10 @@ def test_operation_page_ranks_each_cohort_by_value(site):
     assert [(r[0], r[1], r[3], r[5]) for r in rows] == [("1", "torch", "4.97 ms", "1.00×"), ("2", "Liger", "9.11 ms", "1.83×")]
     links = [resolve(page.path, a.get("href"))[0] for a in cohort.iter(f"{X}a")]
     assert [link for link in links if link.startswith("runs/")] == [f"runs/{TORCH_RUN}/index.html", f"runs/{SEED_RUN}/index.html"]
+    # Liger's row links its comparison with torch's, the row above.
+    compared = [link for link in links if link.startswith("compare/")]
+    assert len(compared) == 1 and (site / compared[0]).is_file()
+    assert "Compare torch and Liger" in (site / compared[0]).read_text(encoding="utf-8")
 
 
 def test_operation_page_summarises_and_splits_by_gpu(site):

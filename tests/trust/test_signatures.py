@@ -224,3 +224,21 @@ def test_a_passphrase_protected_key_is_one_line(registry, tmp_path):
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = problem_lines(result)
     assert line.startswith(f"{key}: $: the key is protected by a passphrase")
+
+
+def test_signing_by_default_leaves_a_signed_run_alone(registry, keys, tmp_path):
+    # A run signed by the lab's key when it ran stays so after a newer key signs the registry:
+    # that key's window may start after the run, and re-signing would void its Verified.
+    sign(registry, keys["trusted"][0])
+    before = RUN_FILE(registry).read_bytes()
+    result = cli("sign", "--key", keys["stranger"][0], "--records", registry)
+    assert result.exit_code == 0, result.output
+    assert "signed 0 run(s)" in result.output
+    assert RUN_FILE(registry).read_bytes() == before
+    # Named, it is signed again: the holder asked for it.
+    result = cli("sign", NAME, "--key", keys["stranger"][0], "--records", registry)
+    assert result.exit_code == 0 and RUN_FILE(registry).read_bytes() != before
+
+
+def RUN_FILE(root):
+    return root / "runs" / RUN.name

@@ -52,22 +52,32 @@
 (function () {
   "use strict";
   var slot = document.getElementById("search");
-  if (!slot || !window.PagefindUI) { return; }
+  var script = document.querySelector('script[src$="pagefind/pagefind-ui.js"]');
+  if (!slot || !window.PagefindUI || !script) { return; }
   var escape = function (text) {
     return text.replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c]; });
   };
-  // Pagefind favours short pages by default; operation pages are long, and are what a
-  // search for an operation and a GPU ("jsd h200") should find first.
-  var ui = new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
-    ranking: { pageLength: 0.1 }, translations: { placeholder: "Search (press /)" },
-    // A page's own summary (record: implementation, pass, value, GPU; operation: its leaders)
-    // says more than a passage that happens to hold the words.
-    processResult: function (result) {
-      if (result.meta && result.meta.summary) { result.excerpt = escape(result.meta.summary); }
-      return result;
-    } });
-  var query = new URLSearchParams(window.location.search).get("q");
-  if (query) { ui.triggerSearch(query); }
+  // The index is in shards (pagefind/bundles.json lists them), merged at query time, so a
+  // rebuild re-indexes only the shards whose pages changed.
+  var base = script.src.replace(/pagefind-ui\.js$/, "");
+  fetch(base + "bundles.json").then(function (r) { return r.json(); }).then(function (bundles) {
+    if (!bundles.length) { return; }
+    // Pagefind favours short pages by default; operation pages are long, and are what a
+    // search for an operation and a GPU ("jsd h200") should find first.
+    var ranking = { pageLength: 0.1 };
+    var ui = new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
+      bundlePath: base + bundles[0] + "/", ranking: ranking,
+      mergeIndex: bundles.slice(1).map(function (b) { return { bundlePath: base + b + "/", ranking: ranking }; }),
+      translations: { placeholder: "Search (press /)" },
+      // A page's own summary (record: implementation, pass, value, GPU; operation: its leaders)
+      // says more than a passage that happens to hold the words.
+      processResult: function (result) {
+        if (result.meta && result.meta.summary) { result.excerpt = escape(result.meta.summary); }
+        return result;
+      } });
+    var query = new URLSearchParams(window.location.search).get("q");
+    if (query) { ui.triggerSearch(query); }
+  });
   slot.addEventListener("input", function (event) {
     if (!event.target || event.target.tagName !== "INPUT") { return; }
     var url = new URL(window.location.href);

@@ -1,0 +1,128 @@
+"""What the shipped operations share: their documents (the Liger importer's, so that reruns
+join the Reported cohorts) and their peers' revision records (sitegen's own kernels, Liger's
+modules, torch eager and torch.compile)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sitegen.operations.base import Implementation
+from sitegen.rerun.cases import Workload
+
+
+def kernels_file(name: str):
+    """A file of the bundled kernels, located without importing sitegen.kernels (which imports torch)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("sitegen.kernels")
+    return Path(next(iter(spec.submodule_search_locations))) / name
+
+
+def revision(source: str, *, version, commit, repository) -> dict[str, Any]:
+    """projectRevision of sitegen code whose bytes are those of kernels/``source``."""
+    from sitegen.rerun.revision import source_digest
+
+    return {"project": "sitegen", **{k: v for k, v in (
+        ("repository", repository), ("commit", commit), ("version", version),
+        ("sourceDigest", source_digest(kernels_file(source)))) if v}}
+
+
+class ImportedDocuments:
+    """An operation of Liger's benchmark (``kernel``): its OperationSpec and WorkloadCases exactly
+    as sitegen's Liger importer writes them (axes in the importer's order, its scalars)."""
+
+    kernel: ClassVar[str]
+    scalars: ClassVar[dict[str, Any]] = {}
+
+    @property
+    def definition(self) -> str:
+        from sitegen.importers.ligertables import SEMANTICS
+
+        return SEMANTICS.get(self.kernel, self.title)
+
+    def operation_document(self) -> dict[str, Any]:
+        from sitegen.importers import catalog
+
+        return catalog.operation_document(self.kernel)
+
+    def workload_document(self, w: Workload) -> dict[str, Any]:
+        from sitegen.importers import catalog
+
+        axes = {name: w[name] for name in catalog.operation_axes(self.kernel)}
+        return catalog.workload_document(self.kernel, axes, dtype=w.dtype, scalars=self.scalars or None)
+
+
+class Peer(Implementation):
+    """A peer the Liger importer knows (``kernel``, ``provider``): its ImplementationRevision is
+    the importer's, Liger's exactly (same pages), torch's with the callable that ran."""
+
+    kernel: ClassVar[str]
+    provider: ClassVar[str]
+    callable: ClassVar[tuple[str, str]] = ("", "")
+
+    def document(self, op: dict, *, run_version, **_) -> dict:
+        from sitegen.importers import catalog
+        from sitegen.rerun.records import named
+
+        doc = catalog.implementation_document(self.kernel, self.provider, run_version)
+        if self.provider == "liger":
+            return doc
+        module, name = self.callable
+        doc["spec"]["callable"] = {"module": module, "name": name,
+                                   "variant": "torch.compile" if self.provider == "torch_compile" else "eager"}
+        self.amend(doc["spec"])
+        return named(doc, doc["metadata"]["name"])
+
+    def amend(self, spec: dict) -> None:
+        """Anything more the record must say of this peer (before its name is derived)."""
+
+
+class LigerPeer(Peer):
+    """Liger-Kernel's module ``liger_class`` (from liger_kernel.transformers)."""
+
+    provider = "liger"
+    liger_class: ClassVar[str]
+
+    def available(self) -> str | None:
+        try:
+            import liger_kernel.transformers as lt
+
+            getattr(lt, self.liger_class)
+        except Exception as exc:  # an optional peer that fails to import is simply absent
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def version(self) -> str | None:
+        import importlib.metadata
+
+        try:
+            return importlib.metadata.version("liger-kernel")
+        except importlib.metadata.PackageNotFoundError:
+            import liger_kernel
+
+            return getattr(liger_kernel, "__version__", None)
+
+
+class TorchPeer(Peer):
+    """A torch module (``module()``), eager or, with provider torch_compile, compiled."""
+
+    provider = "torch"
+
+    def version(self) -> str | None:
+        import torch
+
+        return torch.__version__
+
+    def module(self):
+        raise NotImplementedError
+
+    def build(self, *, dynamic: bool = False):
+        """torch.compile is timed with static shapes (one graph per timed shape, the fastest code
+        it makes); the gate, which sees several shapes and never times, may ask for dynamic=True."""
+        module = self.module()
+        if self.provider == "torch_compile":
+            import torch
+
+            return torch.compile(module, dynamic=dynamic)
+        return module

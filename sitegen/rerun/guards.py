@@ -1,0 +1,185 @@
+"""Checks on untrusted code that runs in the harness's own process: the clock it is timed by
+(clock_intact) and threads it leaves running (host_threads).
+
+Isolation chosen: identity. When sitegen.rerun.clock is imported (in a worker, before any
+implementation is), snapshot() keeps every function a window reads time through, and each
+Python function's code object: time.perf_counter_ns/perf_counter/monotonic,
+torch.cuda.synchronize/_sleep, torch.cuda.Event.record/query/synchronize/elapsed_time, and the
+harness's own Clock and Window methods and module globals. After every window, and after each
+implementation is imported and built, they are compared by identity; a change is reported and
+undone at once, so that nothing else is timed by a patched clock.
+
+What this cannot see: a patch below Python (ctypes writing into a function's machine code, the
+CUDA driver's or libc's clocks, LD_PRELOAD); a patch made and undone inside one call (the
+window reads no clock between its start mark and the call's return, so such a patch changes
+nothing it reads); code objects rewritten in place through ctypes; a thread started before the
+clock module was imported; and a native thread the implementation started outside any timed
+window (before timing began) and fed work through memory afterwards, which only the checks of
+its results (timed_output, host_timed) can see.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+_SNAPSHOT: list[tuple[object, str, str, object, object]] = []
+_BASE_THREADS: set[int] = set()
+_LIBRARY_DIRS: tuple[str, ...] = ()
+
+
+def _owners() -> list[tuple[object, str, str]]:
+    import torch
+
+    from sitegen.rerun import clock, guards
+
+    out = [(time, name, f"time.{name}") for name in ("perf_counter_ns", "perf_counter", "monotonic")]
+    out += [(torch.cuda, name, f"torch.cuda.{name}") for name in ("synchronize", "_sleep")]
+    out += [(torch.cuda.Event, name, f"torch.cuda.Event.{name}") for name in ("record", "query", "synchronize", "elapsed_time")]
+    out += [(clock.Clock, name, f"Clock.{name}") for name in ("window", "_mark", "sync", "empty", "base_ns", "hidden_ns",
+                                                              "timed", "_events")]
+    out += [(clock.Window, "stream_ns", "Window.stream_ns")]
+    out += [(clock, name, f"sitegen.rerun.clock.{name}") for name in ("time", "torch", "guards", "Window")]
+    out += [(guards, name, f"sitegen.rerun.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
+                                                                         "_foreign_threads", "_library_thread")]
+    out += [(threading.Thread, "start", "threading.Thread.start"), (threading, "enumerate", "threading.enumerate")]
+    return out
+
+
+def _started_by_library(frame) -> bool:
+    """Whether the nearest caller outside the standard library is torch's or triton's."""
+    stdlib = os.path.dirname(threading.__file__) + os.sep
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(stdlib) and name != __file__:
+            return name.startswith(_LIBRARY_DIRS)
+        frame = frame.f_back
+    return False
+
+
+def _tracing_start(real):
+    def start(self, *args, **kwargs):
+        import sys
+
+        # Who started it, not what it runs: a pool the implementation feeds runs stdlib code.
+        self._sitegen_library = _started_by_library(sys._getframe(1))
+        return real(self, *args, **kwargs)
+
+    start.__wrapped__ = real
+    return start
+
+
+def _raw(owner: object, attr: str) -> object:
+    # A class's own entry (the function, not a bound method), else the attribute.
+    return vars(owner)[attr] if isinstance(owner, type) and attr in vars(owner) else getattr(owner, attr, None)
+
+
+def snapshot() -> None:
+    """Keep the clock functions as they are now (once, when the clock module is imported)."""
+    global _BASE_THREADS, _LIBRARY_DIRS
+    if _SNAPSHOT:
+        return
+    dirs = []
+    import torch
+
+    dirs.append(os.path.dirname(torch.__file__))
+    try:
+        import triton
+
+        dirs.append(os.path.dirname(triton.__file__))
+    except Exception:  # triton is optional on a CPU
+        pass
+    _LIBRARY_DIRS = tuple(d + os.sep for d in dirs)
+    threading.Thread.start = _tracing_start(threading.Thread.start)
+    for owner, attr, label in _owners():
+        value = _raw(owner, attr)
+        _SNAPSHOT.append((owner, attr, label, value, getattr(value, "__code__", None)))
+    _BASE_THREADS = {t.ident for t in threading.enumerate()}
+
+
+def changed() -> list[str]:
+    """Labels of the clock functions that are no longer what snapshot() kept."""
+    out = []
+    for owner, attr, label, value, code in _SNAPSHOT:
+        now = _raw(owner, attr)
+        if now is not value or (code is not None and getattr(value, "__code__", None) is not code):
+            out.append(label)
+    return out
+
+
+def restore() -> None:
+    for owner, attr, _, value, code in _SNAPSHOT:
+        if _raw(owner, attr) is not value:
+            setattr(owner, attr, value)
+        if code is not None and getattr(value, "__code__", None) is not code:
+            value.__code__ = code
+
+
+def os_threads() -> set[str]:
+    """This process's OS threads (Linux /proc; empty where there is none)."""
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:
+        return set()
+
+
+def _library_thread(t: threading.Thread) -> bool:
+    """A thread torch or triton started (their compile pools): judged by who called start(),
+    the nearest caller outside the standard library (threading.Thread.start is wrapped at
+    snapshot(); a thread started otherwise is not the library's)."""
+    return getattr(t, "_sitegen_library", False) is True
+
+
+def _foreign_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.ident not in _BASE_THREADS and t.is_alive() and not _library_thread(t)]
+
+
+def check_build(threads_before: set[int]) -> str | None:
+    """After importing and building an implementation: why it is refused (clock_intact,
+    host_threads), or None."""
+    labels = changed()
+    if labels:
+        restore()
+        return f"refused by clock_intact: importing or building it replaced {', '.join(labels)}"
+    left = [t for t in _foreign_threads() if t.ident not in threads_before]
+    if left:
+        return f"refused by host_threads: importing or building it left thread {left[0].name!r} running"
+    return None
+
+
+def thread_ids() -> set[int]:
+    return {t.ident for t in threading.enumerate()}
+
+
+class Watch:
+    """What the windows of one case saw: {check name: the first reason it failed}."""
+
+    def __init__(self):
+        self.violations: dict[str, str] = {}
+        # Whose calls are being watched (an implementation's name), and each thread already
+        # charged to one: a thread another implementation left behind is not this one's.
+        self.subject = ""
+        self.blamed: dict[int, str] = {}
+
+    def take(self) -> dict[str, str]:
+        seen, self.violations = self.violations, {}
+        return seen
+
+    def after_call(self, tasks_before: set[str], *, strict: bool) -> None:
+        """After a window: the clock intact, no thread of the implementation's still running;
+        ``strict`` (timed calls): no OS thread started during the call outlives it."""
+        labels = changed()
+        if labels:
+            restore()
+            self.violations.setdefault("clock_intact", f"{', '.join(labels)} replaced while the implementation ran "
+                                                       "(undone before anything else was timed)")
+        left = [t for t in _foreign_threads() if self.blamed.setdefault(t.ident, self.subject) == self.subject]
+        if left:
+            self.violations.setdefault("host_threads", f"Python thread {left[0].name!r} the implementation started was "
+                                                       "still running when its call's window closed")
+        elif strict:
+            new = os_threads() - tasks_before
+            if new:
+                self.violations.setdefault("host_threads", f"{len(new)} OS thread(s) started during a timed call were "
+                                                           "still running when its window closed")

@@ -1,0 +1,207 @@
+"""Which implementations a rerun compares, and what exactly each one is, found without running
+them: an implementation is untrusted code, so this process (which plans, judges and writes the
+records) only reads its source files (``ast``) and its distribution's metadata. Workers import it.
+
+An implementation is named by an operation's peer name ("sitegen"), an installed distribution's
+``sitegen.implementations`` entry point, or ``pkg.module:Name``. Its record names the
+distribution and version where there is one, the git commit of a clean checkout it lives in,
+and always a digest of its source files, so two revisions read apart.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.machinery
+import importlib.metadata
+import importlib.util
+import re
+import subprocess
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sitegen.operations import IMPLEMENTATIONS_GROUP, Operation, entry_points
+from sitegen.problems import InputError, Problem
+
+
+@dataclass(frozen=True)
+class ImplRef:
+    """One implementation as the records name it."""
+
+    name: str
+    """What the records and the summary call it: a peer's or entry point's name, else the class name."""
+    target: str
+    """pkg.module:Name of its Implementation class."""
+    operation: str | None
+    """The operation its class body names (read with ast)."""
+    files: tuple[Path, ...]
+    source_digest: str | None
+    needs: tuple[str, ...] = ()
+    """Modules it imports that may be missing here, and how to get them (its ``needs``)."""
+    install: str | None = None
+    distribution: str | None = None
+    dist_version: str | None = None
+    commit: str | None = None
+    asked: str = ""
+    """What --impl named (reproduces the rerun's command line)."""
+
+    @property
+    def internal(self) -> bool:
+        """Shipped inside sitegen (its own document() describes it)."""
+        return self.target.startswith("sitegen.")
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "target": self.target}
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of ``module``, found without executing it or its parent packages."""
+    parts = module.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])  # a top-level lookup imports nothing
+    except (ImportError, ValueError):
+        return None
+    for k in range(1, len(parts)):
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:k + 1]), list(spec.submodule_search_locations))
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def source_files(module: str) -> tuple[Path, ...]:
+    """Every .py file of the top-level package ``module`` lives in (the module alone if it is
+    not in a package): what the implementation can import of its own."""
+    top = module_file(module.split(".")[0])
+    if top is None:
+        return ()
+    if top.name != "__init__.py":
+        return (top,)
+    root = top.parent
+    return tuple(sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts))
+
+
+def digest_files(files: tuple[Path, ...]) -> str | None:
+    """sha256 over each file's path (relative to the first's folder) and bytes."""
+    if not files:
+        return None
+    root = files[0].parent
+    h = hashlib.sha256()
+    for f in files:
+        rel = f.relative_to(root).as_posix() if f.is_relative_to(root) else f.name
+        h.update(rel.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    return "sha256:" + h.hexdigest()
+
+
+def declared(path: Path, cls: str, attr: str):
+    """The literal value of ``attr = ...`` in the class body of ``cls`` in ``path``, read with
+    ast (never run), or None."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for stmt in node.body:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                if any(isinstance(t, ast.Name) and t.id == attr for t in targets) and getattr(stmt, "value", None):
+                    try:
+                        return ast.literal_eval(stmt.value)
+                    except ValueError:
+                        return None
+    return None
+
+
+def _clean_commit(folder: Path) -> str | None:
+    """HEAD of the git checkout holding ``folder``, when nothing under it differs from HEAD."""
+    try:
+        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head if re.fullmatch(r"[0-9a-f]{40}", head) and not dirty else None
+
+
+def _distribution_of(module: str) -> tuple[str | None, str | None]:
+    top = module.split(".")[0]
+    try:
+        names = importlib.metadata.packages_distributions().get(top) or []
+    except Exception:
+        names = []
+    for name in sorted(names):
+        try:
+            return name, importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None, None
+
+
+def describe(name: str, target: str, dist: importlib.metadata.Distribution | None = None) -> ImplRef:
+    module, _, cls = target.partition(":")
+    if not module or not cls or not re.fullmatch(r"[A-Za-z_][\w.]*", module + "." + cls):
+        raise InputError([Problem("--impl", "$", f"{target!r} is not pkg.module:Name")])
+    path = module_file(module)
+    if path is None:
+        raise InputError([Problem("--impl", "$", f"{name}: no Python source found for module {module}")])
+    files = source_files(module) or (path,)
+    if dist is not None:
+        dname, dversion = dist.metadata["Name"], dist.version
+    else:
+        dname, dversion = _distribution_of(module)
+    operation = declared(path, cls, "operation")
+    needs = declared(path, cls, "needs")
+    install = declared(path, cls, "install")
+    return ImplRef(name=name, target=target, operation=operation if isinstance(operation, str) else None, files=files,
+                   needs=tuple(n for n in needs if isinstance(n, str)) if isinstance(needs, (tuple, list)) else (),
+                   install=install if isinstance(install, str) else None,
+                   source_digest=digest_files(files), distribution=dname, dist_version=dversion,
+                   commit=None if target.startswith("sitegen.") else _clean_commit(path.parent))
+
+
+def installed() -> dict[str, importlib.metadata.EntryPoint]:
+    return entry_points(IMPLEMENTATIONS_GROUP)
+
+
+def resolve(op: Operation, names: tuple[str, ...]) -> list[ImplRef]:
+    """Each named implementation; InputError naming every one unknown or of another operation."""
+    eps = installed()
+    refs, problems = [], []
+    for name in names:
+        if name in op.peers:
+            ref = describe(name, op.peers[name])
+        elif name in eps:
+            ref = describe(name, eps[name].value, eps[name].dist)
+        elif ":" in name:
+            ref = describe(name.rsplit(":", 1)[1], name)
+        else:
+            problems.append(Problem("--impl", "$", f"unknown implementation {name!r} of {op.name}: not a peer "
+                                    f"({', '.join(op.peers) or 'none'}), not an installed {IMPLEMENTATIONS_GROUP} "
+                                    "entry point, not pkg.module:Name"))
+            continue
+        if ref.operation != op.name:
+            what = repr(ref.operation) if ref.operation else "no operation named as a string in its class body"
+            who = name if name == ref.target else f"{name} ({ref.target})"
+            problems.append(Problem("--impl", "$", f"{who} implements {what}, not {op.name}"))
+            continue
+        refs.append(replace(ref, asked=name))
+    if problems:
+        raise InputError(problems)
+    return refs
+
+
+def installed_for(op: Operation) -> list[str]:
+    """Entry-point implementations installed here that declare ``op``."""
+    out = []
+    for name, ep in installed().items():
+        if name in op.peers:
+            continue
+        try:
+            ref = describe(name, ep.value, ep.dist)
+        except InputError:
+            continue
+        if ref.operation == op.name:
+            out.append(name)
+    return out

@@ -1,0 +1,104 @@
+"""The correctness gate's published rule, on the CPU (docs/rerun.md: every implementation
+against the float64 reference on four inputs; |Δloss| <= rtol·|loss| and ‖Δgrad‖ <= rtol·‖grad‖,
+every output element written, and an implementation that raises fails).
+
+The implementations here start from the reference's own answer and break one thing each, so
+each test isolates one clause of the rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the gate runs on torch")
+
+from sitegen.operations.jsd import JSD  # noqa: E402
+from sitegen.rerun import protocol  # noqa: E402
+from sitegen.rerun.gate import gate_workload  # noqa: E402
+
+OP = JSD()
+WORKLOAD = OP.workload("fp32", tokens=8, vocab=64)
+RTOL = OP.tolerances["fp32"]
+
+
+def reference(x, y):
+    """The operation's float64 loss and gradient of (x, y)."""
+    loss, (grad,) = OP.reference((x, y))
+    return loss, grad
+
+
+class _Given(torch.autograd.Function):
+    """Returns ``loss``; its backward hands out ``grad``."""
+
+    @staticmethod
+    def forward(ctx, x, loss, grad):
+        ctx.grad = grad
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return ctx.grad * g, None, None
+
+
+class FromReference(torch.nn.Module):
+    """The float64 reference's loss and gradient, each scaled, and ``edit`` applied to the gradient."""
+
+    def __init__(self, loss_factor=1.0, grad_factor=1.0, edit=None, raise_on_rows=None):
+        super().__init__()
+        self.loss_factor, self.grad_factor, self.edit, self.raise_on_rows = loss_factor, grad_factor, edit, raise_on_rows
+
+    def forward(self, x, y):
+        if x.shape[0] == self.raise_on_rows:
+            raise RuntimeError("no kernel for this shape")
+        loss, grad = reference(x.detach(), y)
+        grad = (grad * self.grad_factor).to(x.dtype)
+        if self.edit is not None:
+            self.edit(grad)
+        return _Given.apply(x, torch.tensor(loss * self.loss_factor, dtype=x.dtype), grad)
+
+
+def _gate(module):
+    return gate_workload({"m": module}, OP, WORKLOAD, RTOL, "cpu")["m"]
+
+
+def test_the_reference_itself_passes_every_case():
+    out = _gate(FromReference())
+    assert out["status"] == "passed" and len(out["cases"]) == protocol.GATE_INPUTS
+    assert all(c["passed"] and c["fullyWritten"] for c in out["cases"])
+
+
+@pytest.mark.parametrize("output", ["loss", "grad"])
+def test_an_output_over_ten_times_its_tolerance_off_fails_every_case(output):
+    out = _gate(FromReference(**{f"{output}_factor": 1 + 12 * RTOL}))
+    assert out["status"] == "failed"
+    assert not any(c["passed"] for c in out["cases"])
+
+
+@pytest.mark.parametrize("output", ["loss", "grad"])
+def test_an_output_within_half_its_tolerance_passes(output):
+    assert _gate(FromReference(**{f"{output}_factor": 1 + RTOL / 2}))["status"] == "passed"
+
+
+def _leave_smallest_unwritten(grad):
+    # The element that matters least to the norm: leaving it unwritten keeps the norm-wise error
+    # far under the tolerance, so only the fully-written rule can fail the case.
+    grad.view(-1)[grad.abs().argmin()] = float("nan")
+
+
+def test_an_output_element_left_unwritten_fails_the_case_even_within_tolerance():
+    out = _gate(FromReference(edit=_leave_smallest_unwritten))
+    assert out["status"] == "failed"
+    assert not any(c["fullyWritten"] for c in out["cases"])
+    assert not any(c["passed"] for c in out["cases"])
+    # What makes this the fully-written rule and not the comparison: the errors are within tolerance.
+    assert all(c["maxRelError"] <= RTOL for c in out["cases"])
+
+
+def test_a_case_that_raised_fails_the_gate_though_every_other_case_passed():
+    rows = WORKLOAD["tokens"]  # the timed shape and, at 8 tokens, the two small ones; the odd shape differs
+    out = _gate(FromReference(raise_on_rows=rows))
+    recorded = out["cases"]
+    assert recorded and all(c["passed"] for c in recorded)
+    assert all(c["shape"][0] != rows for c in recorded)
+    assert out["status"] == "failed"
+    assert "Raised:" in out["notes"] and "RuntimeError: no kernel for this shape" in out["notes"]
