@@ -348,14 +348,14 @@ def test_a_rank_beside_a_neighbour_without_an_interval_says_no_interval_though_i
     facts, _ = registry.index()
     assert facts["sampled"].interval is not None
     assert facts["sampled"].rank_note == "no interval"
-    assert facts["sampled"].rank_reason == "10% behind bare, at least the 1% minimum effect (no interval)"
+    assert facts["sampled"].rank_reason == "1.10× slower than bare, at least the 1% minimum effect (no interval)"
 
 
 def test_twice_the_value_ahead_reads_as_a_multiple(registry):
     _median_only(registry, "a", 1.0)
     _median_only(registry, "b", 2.0)
     facts, _ = registry.index()
-    assert facts["b"].rank_reason == "2.00× a's value, at least the 1% minimum effect (no interval)"
+    assert facts["b"].rank_reason == "2.00× slower than a, at least the 1% minimum effect (no interval)"
 
 
 def test_one_published_quantile_or_a_stdev_under_a_median_protocol_gives_no_interval(registry):
