@@ -4,10 +4,12 @@ code the registry lists as reviewed.
 An outside implementation runs in the process that times and judges it, so it can replace the
 gate, the timed-output check or the clock before they run (sitegen.rerun.guards catches the
 patches it knows of, not every one). A signature proves which code ran, not that the checks were
-honest; only a person who read the code can vouch for that. Runs are judged from their records:
-sitegen's own peers are recognized by the implementation record their shipped class writes
-(name, project, callable), which an outside implementation cannot write (`sitegen rerun`
-describes outside code by its own module and class, always with a source digest).
+honest; only a person who read the code can vouch for that. Runs are judged from their records,
+which `sitegen rerun` writes in its planning process, where no outside code runs: sitegen's own
+code by a callable inside the sitegen package, and the shipped peers (Liger's modules, torch's) by
+the project and callable their shipped class writes. An outside implementation cannot get either:
+`sitegen rerun` names it by its own module and class, and a module inside the sitegen package is
+sitegen's code.
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ UNREVIEWED = ("not Verified: outside code not reviewed by this registry: it runs
 
 
 def _identity(spec) -> tuple:
-    """What identifies a shipped peer across versions and commits (both change; these do not)."""
+    """What identifies a shipped peer's code across versions and commits (both change; these do not)."""
     call = spec.get("callable") or {}
-    return spec["name"], spec["projectRevision"]["project"], call.get("module"), call.get("name"), call.get("variant")
+    return spec["projectRevision"]["project"], call.get("module"), call.get("name"), call.get("variant")
 
 
 @cache
 def shipped_peers() -> frozenset[tuple]:
-    """(operation name, identity) of every peer of every operation sitegen ships (sitegen.operations.BUILTIN).
+    """The identity of every peer of every operation sitegen ships (sitegen.operations.BUILTIN).
 
     Only the shipped operations are imported: an entry point's operation is outside code too,
     and the site build runs none."""
@@ -42,7 +44,7 @@ def shipped_peers() -> frozenset[tuple]:
         for name, peer in op.peers.items():
             doc = import_target(peer, name)().document(op_doc, version=None, commit=None, repository=None,
                                                        run_version=None)
-            out.add((op_doc["metadata"]["name"], _identity(doc["spec"])))
+            out.add(_identity(doc["spec"]))
     return frozenset(out)
 
 
@@ -64,7 +66,9 @@ def reviewed(revision, entries) -> bool:
 
 
 def trusted_code(facts: RunFacts, entries) -> bool:
-    """A shipped peer of the run's operation, or code the registry reviewed."""
+    """sitegen's own code, a peer sitegen ships, or code the registry reviewed."""
     spec = facts.implementation.model.spec
-    ident = _identity(spec.model_dump(exclude_none=True))
-    return (facts.operation.name, ident) in shipped_peers() or reviewed(spec.projectRevision, entries)
+    module = spec.callable.module if spec.callable else ""
+    return (module == "sitegen" or module.startswith("sitegen.")
+            or _identity(spec.model_dump(exclude_none=True)) in shipped_peers()
+            or reviewed(spec.projectRevision, entries))
