@@ -11,26 +11,30 @@ from sitegen.rerun.timedcheck import TimedCheck  # noqa: E402
 SHAPE = (16, 32)
 
 
-def checked(rtol: float) -> dict:
-    """One call whose output and gradient are the same wrong tensor, digested the same way."""
+def checked(rtol: float) -> TimedCheck:
+    """One call whose output and gradient are the same wrong tensor, digested the same way (each
+    check draws its own projections: compare verdicts of one check, re-verified under another rtol)."""
     gen = torch.Generator().manual_seed(5)
     ref = torch.randn(SHAPE, generator=gen, dtype=torch.float64)
     wrong = ref + 1e-3 * torch.randn(SHAPE, generator=gen, dtype=torch.float64)
     check = TimedCheck([SHAPE], "cpu", rtol, out_shape=SHAPE)
     check.out_projection = check.projections[0]  # one projection: the two estimates must then agree
     check.record(check.output(wrong), [wrong], None, None, redraw=lambda: (ref, (ref,)))
-    return check.verify()
+    return check
 
 
 def test_a_tensor_output_s_error_is_stated_as_a_gradient_s_is():
-    got = checked(1.0)
+    got = checked(1.0).verify()
     assert got["worstLossRelError"] > 0
     assert got["worstLossRelError"] == pytest.approx(got["worstGradientRelError"], rel=1e-12)
 
 
 def test_a_tensor_output_is_allowed_the_digest_slack_as_a_gradient_is():
-    error = checked(1.0)["worstGradientRelError"]
-    within = checked(error / (0.75 * DIGEST_SLACK))  # over rtol, inside the digest's allowance
+    check = checked(1.0)
+    error = check.verify()["worstGradientRelError"]
+    check.rtol = error / (0.75 * DIGEST_SLACK)  # over rtol, inside the digest's allowance
+    within = check.verify()
     assert (within["lossFailures"], within["gradientFailures"]) == (0, 0)
-    beyond = checked(error / (1.25 * DIGEST_SLACK))
+    check.rtol = error / (1.25 * DIGEST_SLACK)
+    beyond = check.verify()
     assert (beyond["lossFailures"], beyond["gradientFailures"]) == (1, 1)
