@@ -13,10 +13,10 @@ from pathlib import Path
 from datetime import date
 from typing import Annotated
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sitegen.inputfile import read_regular
-from sitegen.model.common import Day, HttpUrl, Short, Strict
+from sitegen.model.common import Day, Digest, HttpUrl, Short, Strict
 from sitegen.problems import InputError, Problem, json_path
 
 CONFIG_NAME = "sitegen.toml"
@@ -91,11 +91,45 @@ class TrustedSigner(Strict):
         return value
 
 
+# name@version of an installed distribution, as its metadata names it (PEP 508 name, any version text).
+DistributionPin = Annotated[str, Field(pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?@[^\s@]+$", max_length=300)]
+
+
+class ReviewedCode(Strict):
+    """One ``[[reviewed]]`` table: outside implementation code a person of this registry read.
+
+    Outside code runs in the process that measures it and can forge any check made there, so a
+    controlled rerun of it earns Verified only when the registry lists what ran as reviewed:
+    its source digest (the exact bytes) or its distribution and version (whatever bytes that
+    release holds, the weaker pin)."""
+
+    model_config = ConfigDict(populate_by_name=False)
+
+    name: Short
+    """What the reviewed code is, e.g. "sitegen-example-jsd 0.1.0"; for the people who read the file."""
+    source_digest: Digest | None = Field(None, alias="source-digest")
+    """The implementation record's projectRevision.sourceDigest, as `sitegen rerun` wrote it."""
+    distribution: DistributionPin | None = None
+    """``name@version`` of its distribution, as the record's projectRevision names them."""
+    reviewer: Short
+    """Who read the code."""
+    day: date = Field(alias="date")
+    """When it was read."""
+
+    @model_validator(mode="after")
+    def _one_pin(self):
+        if (self.source_digest is None) == (self.distribution is None):
+            raise ValueError("give exactly one of source-digest or distribution")
+        return self
+
+
 class Config(Strict):
     site: Site = Site()
     """Site settings."""
     trust: list[TrustedSigner] = []
     """Keys whose signed reruns may earn Verified (``--trust FILE`` reads them from another file instead)."""
+    reviewed: list[ReviewedCode] = []
+    """Outside implementation code whose controlled reruns may earn Verified (``--trust FILE`` reads them too)."""
     sources: dict[str, Source] = {}
     """Sources by id."""
     gpus: dict[str, Gpu] = {}
@@ -132,15 +166,17 @@ def _validate(model: type[Strict], data: dict, file: Path, prefix: tuple = ()) -
 
 def load_config(root: Path) -> Config:
     """Read ``root/sitegen.toml`` and ``root/sources/*.toml``; defaults where absent."""
-    site, trust = Site(), []
+    site, trust, reviewed = Site(), [], []
     config_file = root / CONFIG_NAME
     if config_file.exists() or config_file.is_symlink():
         data = _read_toml(config_file, root)
-        unknown = sorted(set(data) - {"site", "trust"})
+        unknown = sorted(set(data) - {"site", "trust", "reviewed"})
         if unknown:
-            raise InputError([Problem(str(config_file), json_path([unknown[0]]), "unknown table; expected [site] or [[trust]]")])
+            raise InputError([Problem(str(config_file), json_path([unknown[0]]),
+                                      "unknown table; expected [site], [[trust]] or [[reviewed]]")])
         site = _validate(Site, data.get("site", {}), config_file, ("site",))
         trust = _trust(data, config_file)
+        reviewed = _reviewed(data, config_file)
     sources = {}
     for file in sorted((root / SOURCES_DIR).glob("*.toml")):
         if file.name.startswith("."):
@@ -153,15 +189,22 @@ def load_config(root: Path) -> Config:
             if not isinstance(table, dict):
                 raise InputError([Problem(str(gpus_file), json_path([product]), "must be a table named by the GPU product")])
             gpus[product] = _validate(Gpu, table, gpus_file, (product,))
-    return Config(site=site, sources=sources, gpus=gpus, trust=trust)
+    return Config(site=site, sources=sources, gpus=gpus, trust=trust, reviewed=reviewed)
+
+
+def _tables(model: type[Strict], key: str, data: dict, file: Path) -> list:
+    tables = data.get(key, [])
+    if not isinstance(tables, list):
+        raise InputError([Problem(str(file), f"$.{key}", f"must be an array of tables: [[{key}]]")])
+    return [_validate(model, table if isinstance(table, dict) else {}, file, (key, i)) for i, table in enumerate(tables)]
 
 
 def _trust(data: dict, file: Path) -> list[TrustedSigner]:
-    tables = data.get("trust", [])
-    if not isinstance(tables, list):
-        raise InputError([Problem(str(file), "$.trust", "must be an array of tables: [[trust]]")])
-    return [_validate(TrustedSigner, table if isinstance(table, dict) else {}, file, ("trust", i))
-            for i, table in enumerate(tables)]
+    return _tables(TrustedSigner, "trust", data, file)
+
+
+def _reviewed(data: dict, file: Path) -> list[ReviewedCode]:
+    return _tables(ReviewedCode, "reviewed", data, file)
 
 
 def load_trust(file: Path) -> list[TrustedSigner]:
@@ -169,3 +212,11 @@ def load_trust(file: Path) -> list[TrustedSigner]:
     if not file.is_file():
         raise InputError([Problem(str(file), "$", "no such trust file")])
     return _trust(_read_toml(file, None), file)
+
+
+def load_reviewed(file: Path) -> list[ReviewedCode]:
+    """The ``[[reviewed]]`` tables of ``file``: ``--trust FILE`` decides what outside code is trusted
+    as it decides whose keys are, so a change cannot vouch for its own code."""
+    if not file.is_file():
+        raise InputError([Problem(str(file), "$", "no such trust file")])
+    return _reviewed(_read_toml(file, None), file)

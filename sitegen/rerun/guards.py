@@ -1,13 +1,24 @@
-"""Checks on untrusted code that runs in the harness's own process: the clock it is timed by
-(clock_intact) and threads it leaves running (host_threads).
+"""Checks on untrusted code that runs in the harness's own process: the clock it is timed by and
+the judges that decide its results (clock_intact), and threads it leaves running (host_threads).
 
 Isolation chosen: identity. When sitegen.rerun.clock is imported (in a worker, before any
 implementation is), snapshot() keeps every function a window reads time through, and each
 Python function's code object: time.perf_counter_ns/perf_counter/monotonic,
 torch.cuda.synchronize/_sleep, torch.cuda.Event.record/query/synchronize/elapsed_time, and the
-harness's own Clock and Window methods and module globals. After every window, and after each
-implementation is imported and built, they are compared by identity; a change is reported and
-undone at once, so that nothing else is timed by a patched clock.
+harness's own Clock and Window methods and module globals. It keeps the judges too, since code
+that replaces a judge needs no clock: the gate (gate.check, gate_workload), the timed-output
+check (TimedCheck.verify and the methods and functions it reads), integrity's check functions,
+the worker's result writer and json.dumps; protect() adds the operation's reference and input
+methods once it is loaded. And it keeps this module's own state (_SNAPSHOT, _BASE_THREADS,
+_LIBRARY_DIRS, _LIBRARY) by identity, with a digest of what _SNAPSHOT and _BASE_THREADS hold.
+After every window, and after each implementation is imported and built, they are compared by
+identity; a change is reported and undone at once, so that nothing else is timed or judged by a
+patched function. Which threads are torch's or triton's is kept here (_LIBRARY), never read from
+an attribute a thread could set on itself.
+
+This is still beatable, and the evidence rules assume it is (sitegen.site.trustedcode: outside
+code earns Verified only when the registry reviewed it): code in this process has read this file
+and can patch what it reads, including these functions' defaults and the containers they keep.
 
 What this cannot see: a patch below Python (ctypes writing into a function's machine code, the
 CUDA driver's or libc's clocks, LD_PRELOAD); a patch made and undone inside one call (the
@@ -24,9 +35,15 @@ import os
 import threading
 import time
 
+import weakref
+
 _SNAPSHOT: list[tuple[object, str, str, object, object]] = []
 _BASE_THREADS: set[int] = set()
 _LIBRARY_DIRS: tuple[str, ...] = ()
+# Threads the wrapped Thread.start judged torch's or triton's; a thread cannot add itself by an attribute.
+_LIBRARY: weakref.WeakSet = weakref.WeakSet()
+# [digest of _SNAPSHOT's and _BASE_THREADS' contents], taken when snapshot() or protect() ends.
+_SEAL: list[int] = []
 
 
 def _owners() -> list[tuple[object, str, str]]:
@@ -43,8 +60,57 @@ def _owners() -> list[tuple[object, str, str]]:
     out += [(clock, name, f"sitegen.rerun.clock.{name}") for name in ("time", "torch", "guards", "Window")]
     out += [(guards, name, f"sitegen.rerun.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
                                                                          "_foreign_threads", "_library_thread")]
+    out += [(guards, name, f"sitegen.rerun.guards.{name}") for name in ("check_build", "_owners", "_raw", "_seal",
+                                                                         "_started_by_library", "_SNAPSHOT",
+                                                                         "_BASE_THREADS", "_LIBRARY_DIRS", "_LIBRARY",
+                                                                         "_SEAL")]
     out += [(threading.Thread, "start", "threading.Thread.start"), (threading, "enumerate", "threading.enumerate")]
+    return out + _judges()
+
+
+def _judges() -> list[tuple[object, str, str]]:
+    """What decides a run's outcome, as opposed to its time: replaced, it passes anything."""
+    import json
+
+    from sitegen.rerun import gate, integrity, passes, timedcheck, worker
+
+    out = [(gate, name, f"sitegen.rerun.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
+                                                                   "aliasing", "foreign", "modes")]
+    out += [(timedcheck.TimedCheck, name, f"TimedCheck.{name}") for name in (
+        "verify", "record", "record_loss", "record_foreign", "record_inputs", "output", "pick", "_output_error",
+        "_digests", "__init__")]
+    out += [(timedcheck, name, f"sitegen.rerun.timedcheck.{name}") for name in (
+        "digest", "modes", "foreign", "aliasing", "as_matrix", "_loss_copy", "TimedCheck", "DIGEST_SLACK")]
+    out += [(passes, name, f"sitegen.rerun.passes.{name}") for name in ("TimedCheck", "aliasing", "foreign", "modes")]
+    out += [(integrity, name, f"sitegen.rerun.integrity.{name}") for name in (
+        "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
+        "floor_ns", "GUARDS")]
+    out += [(worker, name, f"sitegen.rerun.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
+                                                                        "json")]
+    out += [(json, "dumps", "json.dumps")]
     return out
+
+
+def protect(op) -> None:
+    """Keep the loaded operation's judges too: its reference, inputs and what the gate reads of it
+    (its methods are the contract; outside code that replaces them picks its own answers)."""
+    cls = type(op)
+    for attr in ("reference", "make_inputs", "make_grad_output", "gate_workloads", "output_shape",
+                 "liger_script_inputs", "differentiable", "writable_inputs", "tolerances"):
+        owner = next((k for k in cls.__mro__ if attr in vars(k)), None)
+        if owner is not None and not any(o is owner and a == attr for o, a, *_ in _SNAPSHOT):
+            value = vars(owner)[attr]
+            _SNAPSHOT.append((owner, attr, f"{cls.__name__}.{attr}", value, getattr(value, "__code__", None)))
+    _seal()
+
+
+def _contents() -> int:
+    # Identity of every kept object and the base thread idents: what a swap inside the containers changes.
+    return hash((tuple((id(o), a, id(v), id(c)) for o, a, _, v, c in _SNAPSHOT), frozenset(_BASE_THREADS)))
+
+
+def _seal() -> None:
+    _SEAL[:] = [_contents()]
 
 
 def _started_by_library(frame) -> bool:
@@ -63,7 +129,8 @@ def _tracing_start(real):
         import sys
 
         # Who started it, not what it runs: a pool the implementation feeds runs stdlib code.
-        self._sitegen_library = _started_by_library(sys._getframe(1))
+        if _started_by_library(sys._getframe(1)):
+            _LIBRARY.add(self)
         return real(self, *args, **kwargs)
 
     start.__wrapped__ = real
@@ -76,8 +143,8 @@ def _raw(owner: object, attr: str) -> object:
 
 
 def snapshot() -> None:
-    """Keep the clock functions as they are now (once, when the clock module is imported)."""
-    global _BASE_THREADS, _LIBRARY_DIRS
+    """Keep the clock functions and judges as they are now (once, when the clock module is imported)."""
+    global _LIBRARY_DIRS
     if _SNAPSHOT:
         return
     dirs = []
@@ -95,21 +162,26 @@ def snapshot() -> None:
     for owner, attr, label in _owners():
         value = _raw(owner, attr)
         _SNAPSHOT.append((owner, attr, label, value, getattr(value, "__code__", None)))
-    _BASE_THREADS = {t.ident for t in threading.enumerate()}
+    _BASE_THREADS.update(t.ident for t in threading.enumerate())
+    _seal()
 
 
-def changed() -> list[str]:
-    """Labels of the clock functions that are no longer what snapshot() kept."""
+# The containers are bound as defaults when this module is imported: a module global swapped for
+# an empty list is seen by the identity entry for it, not iterated in its place.
+def changed(kept=_SNAPSHOT, seal=_SEAL) -> list[str]:
+    """Labels of the clock functions and judges that are no longer what snapshot() kept."""
     out = []
-    for owner, attr, label, value, code in _SNAPSHOT:
+    for owner, attr, label, value, code in kept:
         now = _raw(owner, attr)
         if now is not value or (code is not None and getattr(value, "__code__", None) is not code):
             out.append(label)
+    if seal and seal[0] != _contents():
+        out.append("sitegen.rerun.guards state (its kept functions or base threads)")
     return out
 
 
-def restore() -> None:
-    for owner, attr, _, value, code in _SNAPSHOT:
+def restore(kept=_SNAPSHOT) -> None:
+    for owner, attr, _, value, code in kept:
         if _raw(owner, attr) is not value:
             setattr(owner, attr, value)
         if code is not None and getattr(value, "__code__", None) is not code:
@@ -127,8 +199,8 @@ def os_threads() -> set[str]:
 def _library_thread(t: threading.Thread) -> bool:
     """A thread torch or triton started (their compile pools): judged by who called start(),
     the nearest caller outside the standard library (threading.Thread.start is wrapped at
-    snapshot(); a thread started otherwise is not the library's)."""
-    return getattr(t, "_sitegen_library", False) is True
+    snapshot(); a thread started otherwise is not the library's, whatever it sets on itself)."""
+    return t in _LIBRARY
 
 
 def _foreign_threads() -> list[threading.Thread]:

@@ -113,16 +113,48 @@ def declared(path: Path, cls: str, attr: str):
     return None
 
 
+# The checkout is the implementation's: its .git/config is untrusted. Git runs no hook and no
+# fsmonitor for these commands, and no clean filter: rev-parse, ls-tree and ls-files never read a
+# working file through one, and the working files are hashed here, as the blobs git stores.
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false")
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run([*_GIT, "-C", str(folder), *args], capture_output=True, text=True, check=True,
+                          timeout=10, stdin=subprocess.DEVNULL).stdout
+
+
+def _blob_id(path: Path, algorithm: str) -> str:
+    data = path.read_bytes()
+    return hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def _clean_commit(folder: Path) -> str | None:
-    """HEAD of the git checkout holding ``folder``, when nothing under it differs from HEAD."""
+    """HEAD of the git checkout holding ``folder``, when no file under it differs from HEAD (none
+    changed, missing or untracked), judged from HEAD's tree and the files' bytes, never by git
+    status (which runs the checkout's fsmonitor and clean filters)."""
     try:
-        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--", "."], capture_output=True,
-                               text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+        head = _git(folder, "rev-parse", "HEAD").strip()
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head):
+            return None
+        algorithm = "sha1" if len(head) == 40 else "sha256"
+        top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+        for entry in _git(folder, "ls-tree", "-r", "-z", "--full-name", "HEAD", "--", ".").split("\0"):
+            if not entry:
+                continue
+            meta, _, name = entry.partition("\t")
+            mode, kind, blob = meta.split()
+            path = top / name
+            # A link, a submodule or a file git would filter: not judged here, so not clean.
+            if kind != "blob" or mode not in ("100644", "100755") or path.is_symlink() or not path.is_file():
+                return None
+            if _blob_id(path, algorithm) != blob:
+                return None
+        if _git(folder, "ls-files", "-z", "--others", "--exclude-standard", "--", ".").strip("\0"):
+            return None
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
-    return head if re.fullmatch(r"[0-9a-f]{40}", head) and not dirty else None
+    return head
 
 
 def _distribution_of(module: str) -> tuple[str | None, str | None]:

@@ -79,6 +79,9 @@ def run(plan: dict) -> dict:
     if result["processCount"] is not None and result["processCount"] > 1:
         raise SystemExit(f"refusing to time: {result['processCount']} compute processes on the GPU, only this one expected")
     op = operations.load(plan["operation"])
+    from sitegen.rerun import guards
+
+    guards.protect(op)  # before any implementation is imported: its reference is a judge too
     modules = {}
     for ref in plan["impls"]:
         result["availability"][ref["name"]] = avail = implementation(ref["target"], op.name)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sitegen.config import Config, Site, load_config, load_trust
+from sitegen.config import Config, Site, load_config, load_reviewed, load_trust
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
@@ -153,7 +153,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     recover(records)
     # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
     trusted = load_trust(trust) if trust is not None else None
-    trust_bytes = repr([t.model_dump() for t in trusted]) if trusted is not None else None
+    reviewed = load_reviewed(trust) if trust is not None else None
+    trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]]) if trusted is not None else None
     inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked,
                           trust=trust_bytes)
     previous = previous_build(out, inputs.digest, listed)
@@ -166,7 +167,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs)
         config = load_config(records)
         if trusted is not None:
-            config = config.model_copy(update={"trust": trusted})
+            config = config.model_copy(update={"trust": trusted, "reviewed": reviewed})
         if base_url:
             config = with_base_url(config, base_url)
         progress.stage("indexing")

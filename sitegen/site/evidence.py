@@ -14,6 +14,7 @@ from functools import cache
 from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, protocol_document
 from sitegen.signing import check_run
 from sitegen.site.runfacts import RunFacts
+from sitegen.site.trustedcode import UNREVIEWED, trusted_code
 from sitegen.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
@@ -92,13 +93,14 @@ def controlled(facts: RunFacts) -> bool:
     return facts.harness == HARNESS or (evidence.command or "").startswith("sitegen rerun")
 
 
-def verified(facts: RunFacts, trust: list | None = None) -> tuple[bool, str | None]:
-    """(Verified?, why not, when only a missing check or its signature stands in the way).
+def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None = None) -> tuple[bool, str | None]:
+    """(Verified?, why not, when only a missing check, its signature or unreviewed code stands in the way).
 
     A controlled rerun that passed correctness and every integrity check its protocol
     requires, with raw samples and the GPU's UUID, signed by a key of ``trust``
-    (sitegen.signing.TrustedKey) that was valid when it ran. Its stated figures follow from
-    its samples already: validation refuses any other (sitegen.figures).
+    (sitegen.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
+    registry ``reviewed`` (sitegen.config.ReviewedCode; sitegen.site.trustedcode). Its stated
+    figures follow from its samples already: validation refuses any other (sitegen.figures).
     """
     spec = facts.run.spec
     evidence = spec.evidence
@@ -125,6 +127,8 @@ def verified(facts: RunFacts, trust: list | None = None) -> tuple[bool, str | No
     facts.signature = check_run(facts.record, referenced, trust or [])
     if not facts.signature.valid:
         return False, f"not Verified: {facts.signature.reason()}; Verified needs a valid signature by a key this registry trusts"
+    if not trusted_code(facts, reviewed or []):
+        return False, UNREVIEWED
     return True, None
 
 
@@ -134,11 +138,12 @@ def _agree(a: float, b: float, tolerance: float) -> bool:
     return low > 0 and abs(a - b) / low <= tolerance
 
 
-def assign_levels(runs: list[RunFacts], trust: list | None = None) -> None:
-    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.signing)."""
+def assign_levels(runs: list[RunFacts], trust: list | None = None, reviewed: list | None = None) -> None:
+    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.signing);
+    ``reviewed``: the outside code it vouches for (sitegen.config.ReviewedCode)."""
     verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
     for facts in runs:
-        ok, reason = verified(facts, trust)
+        ok, reason = verified(facts, trust, reviewed)
         facts.level_reason = reason
         if ok:
             facts.level = "Verified"

@@ -190,7 +190,7 @@ def build_index(registry: Registry, config: Config, *, exclude_dry_runs: bool = 
         by_implementation[facts.implementation.name].append(facts)
         by_gpu[facts.gpu_slug].append(facts)
     # Levels first: a cohort's representative run is chosen by level.
-    assign_levels(runs, trusted_keys(config.trust))
+    assign_levels(runs, trusted_keys(config.trust), config.reviewed)
     for members in cohorts.values():
         members.sort(key=lambda f: (f.reasons != [], f.value, f.name))
         rank(members)

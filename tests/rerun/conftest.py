@@ -33,5 +33,11 @@ def virtual_time(monkeypatch, request):
     kept = list(guards._SNAPSHOT)
     guards._SNAPSHOT[:] = [(owner, attr, label, fake, None) if (owner is clock and attr == "time") else entry
                            for entry in kept for owner, attr, label, *_ in [entry]]
-    request.addfinalizer(lambda: guards._SNAPSHOT.__setitem__(slice(None), kept))
+    guards._seal()  # the guard's digest of its own state follows the edit, as snapshot() would
+
+    def put_back():
+        guards._SNAPSHOT[:] = kept
+        guards._seal()
+
+    request.addfinalizer(put_back)
     return fake

@@ -163,3 +163,40 @@ def test_an_operation_from_the_tests_reruns_and_its_page_lists_both_in_one_cohor
     at_eager, at_looped = page.find(" eager ("), page.find(" looped (")
     assert -1 < at_eager < at_looped, page[:2000]
     assert page.count("not ranked: dry run (CPU rehearsal)") >= 2
+
+
+def _git(folder, *args):
+    import subprocess
+
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+
+def test_identifying_a_checkout_runs_none_of_its_own_git_config(tmp_path):
+    """A checkout's .git/config is the implementation author's: its fsmonitor, hooks and clean
+    filters must not run in the process that plans, judges and writes the records."""
+    repo = tmp_path / "impl"
+    (repo / "evil_impl").mkdir(parents=True)
+    (repo / "evil_impl" / "__init__.py").write_text("class K:\n    operation = 'jsd'\n")
+    marker = tmp_path / "ran"
+    script = tmp_path / "hook.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    script.chmod(0o755)
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "k")
+    (repo / ".gitattributes").write_text("*.py filter=evil\n")
+    _git(repo, "add", ".gitattributes")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "attrs")
+    for key, value in (("core.fsmonitor", str(script)), ("filter.evil.clean", str(script)),
+                       ("filter.evil.smudge", str(script)), ("core.hooksPath", str(tmp_path))):
+        _git(repo, "config", key, value)
+    (repo / "evil_impl" / "__init__.py").touch()  # a changed stat: git status would re-read it through the filter
+    head = plugins._clean_commit(repo / "evil_impl")
+    assert not marker.exists(), marker.read_text()
+    assert head is not None and len(head) == 40
+    (repo / "evil_impl" / "__init__.py").write_text("class K:\n    operation = 'jsd'  # edited\n")
+    assert plugins._clean_commit(repo / "evil_impl") is None
+    (repo / "evil_impl" / "__init__.py").write_text("class K:\n    operation = 'jsd'\n")
+    (repo / "evil_impl" / "new.py").write_text("")
+    assert plugins._clean_commit(repo / "evil_impl") is None
+    assert not marker.exists()

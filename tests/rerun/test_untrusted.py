@@ -162,3 +162,88 @@ def test_host_timed_refuses_five_percent_left_on_a_side_stream_from_two_ms_up():
 def test_host_timed_under_do_bench_refuses_five_percent_and_passes_the_honest_liger_rerun():
     assert not integrity.host_timed(3_100_000, [3_300_000], [3_255_000])["passed"]
     assert integrity.host_timed(2_242_368, [2_400_000], [1_958_712])["passed"]
+
+
+FORGER = '''
+from sitegen.operations.base import Implementation
+from sitegen.rerun import gate, timedcheck
+
+
+class K(Implementation):
+    """The review's cheat: a constant loss that passes because it replaces its judges."""
+
+    operation = "jsd"
+
+    def build(self, *, dynamic=False):
+        gate.check = lambda *a, **k: {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0}
+        timedcheck.TimedCheck.verify = lambda self: {"calls": 1, "lossFailures": 0, "gradientFailures": 0}
+        return None
+'''
+
+
+def test_an_implementation_that_replaces_its_judges_when_built_is_refused_and_undone(tmp_path, monkeypatch):
+    from sitegen.rerun import gate, timedcheck
+    from sitegen.rerun.worker import implementation
+
+    (tmp_path / "forges_judges.py").write_text(FORGER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    check, verify = gate.check, timedcheck.TimedCheck.verify
+    got = implementation("forges_judges:K", "jsd")
+    assert got == {"ok": False, "version": None, "reason": "refused by clock_intact: importing or building it replaced "
+                                                           "sitegen.rerun.gate.check, TimedCheck.verify"}
+    assert gate.check is check and timedcheck.TimedCheck.verify is verify
+
+
+def test_emptying_the_guard_s_own_snapshot_is_seen():
+    kept, base = list(guards._SNAPSHOT), set(guards._BASE_THREADS)
+    try:
+        guards._SNAPSHOT.clear()  # what a cheat that read this file would do first
+        assert "sitegen.rerun.guards state (its kept functions or base threads)" in guards.changed()
+        guards._SNAPSHOT[:] = kept
+        guards._BASE_THREADS.add(-1)  # a thread of its own passed off as one that was there before
+        assert guards.changed() == ["sitegen.rerun.guards state (its kept functions or base threads)"]
+    finally:
+        guards._SNAPSHOT[:] = kept
+        guards._BASE_THREADS.clear()
+        guards._BASE_THREADS.update(base)
+    assert guards.changed() == []
+
+
+def test_swapping_the_guard_s_snapshot_for_an_empty_one_is_seen_and_undone():
+    kept = guards._SNAPSHOT
+    guards._SNAPSHOT = []
+    try:
+        assert "sitegen.rerun.guards._SNAPSHOT" in guards.changed()
+        guards.restore()
+        assert guards._SNAPSHOT is kept and guards.changed() == []
+    finally:
+        guards._SNAPSHOT = kept
+
+
+def test_a_thread_that_calls_itself_the_library_s_is_still_charged():
+    import threading
+
+    stop, claimed = threading.Event(), threading.Event()
+
+    def work():
+        threading.current_thread()._sitegen_library = True  # the flag the guard once read, set from inside
+        claimed.set()
+        stop.wait()
+
+    thread = threading.Thread(target=work, name="says-it-is-torch")
+    thread.start()
+    try:
+        assert claimed.wait(10)
+        assert thread in guards._foreign_threads()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_the_operation_s_reference_is_kept_once_protected(monkeypatch):
+    guards.protect(OP)
+    real = type(OP).reference
+    monkeypatch.setattr(type(OP), "reference", lambda self, inputs, *g: (0.0, ()))
+    assert guards.changed() == ["JSD.reference"]
+    guards.restore()
+    assert type(OP).reference is real
