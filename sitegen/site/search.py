@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
 from collections import defaultdict
@@ -164,12 +165,19 @@ def _run_pagefind(pages: Path, dirty: dict[str, list[str]], writer, first: str) 
                                   "is pagefind[bin] installed? --no-search skips search")]) from None
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _ui_file(name: str) -> bool:
     return name.startswith("pagefind-") and ("ui." in name or name == "pagefind-highlight.js")
 
 
 async def _index(pages: Path, dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
-    from pagefind.index import PagefindIndex
     from pagefind.service import PagefindService
 
     written: dict[str, list[str]] = {}
@@ -177,8 +185,13 @@ async def _index(pages: Path, dirty: dict[str, list[str]], writer, first: str) -
     try:
         for shard, members in sorted(dirty.items()):
             index = await service.create_index({"exclude_selectors": [s.strip() for s in EXCLUDE.split(",")]})
-            for relative in members:
-                await index.add_html_file(content=Path(pages, relative).read_text(encoding="utf-8"), source_path=relative)
+            # The shard's pages, hard-linked into a folder of their own and read by Pagefind as
+            # a site: one add_html_file request per page cost about 100 ms of the service's
+            # message handling (1,500 pages: 158 s, against 8 s read as a folder).
+            with tempfile.TemporaryDirectory(prefix="sitegen-shard-") as folder:
+                for relative in members:
+                    _link_or_copy(os.path.join(pages, relative), os.path.join(folder, relative))
+                await index.add_directory(folder)
             with tempfile.TemporaryDirectory(prefix="sitegen-pagefind-") as tmp:
                 await index.write_files(output_path=tmp)
                 written[shard] = []
