@@ -29,7 +29,7 @@ from sitegen.site import charts
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.chart_views import ChartView, _tick, _unit_of
-from sitegen.site.cohort_table import _revision
+from sitegen.site.cohort_table import revision_label
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.ranking import min_effect
 
@@ -113,14 +113,14 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     name = L.implementation_label(facts.implementation)
     versions: list[str] = []
     for f in members:
-        if _revision(f) not in versions:
-            versions.append(_revision(f))
+        if revision_label(f) not in versions:
+            versions.append(revision_label(f))
 
     def point(x: float, i: int, f: RunFacts) -> charts.TrendPoint:
         low = high = None
         if f.interval is not None:
             low, high = f.interval.low / scale, f.interval.high / scale
-        label = f"{_revision(f)} · {f.observed} · {units.show(f.value, f.unit)} · run {L.run_short_id(f.digest)}…"
+        label = f"{revision_label(f)} · {f.observed} · {units.show(f.value, f.unit)} · run {L.run_short_id(f.digest)}…"
         return charts.TrendPoint(x, f.value / scale, low, high, _href(f), label, marked.get(i, (None,))[0])
 
     where = f"{L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
@@ -135,7 +135,7 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     for i, f in enumerate(members):
         observed = Markup('<a href="{}">{}</a>').format(_href(f), f.run.spec.observedAt[:16].replace("T", " "))
         interval = units.spread(f.interval.low, f.interval.high, f.unit) if f.interval else "no interval"
-        rows.append([observed, escape(_revision(f)), units.significant(f.value / scale), interval, marked.get(i, (None, ""))[1]])
+        rows.append([observed, escape(revision_label(f)), units.significant(f.value / scale), interval, marked.get(i, (None, ""))[1]])
     columns = ["observed (UTC)", "version", label, "95% interval", "change"]
     views = [ChartView("history", f"History of {name}: {where}", Markup(charts.trend_chart(
         title=f"History of {name}: {where}", desc=f"Chart over observed date of {desc}",
@@ -147,7 +147,7 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
         order = {v: n for n, v in enumerate(versions)}
         views.append(ChartView("versions", f"{name} by version: {where}", Markup(charts.trend_chart(
             title=f"{name} by version: {where}", desc=f"Chart over version (in the order first observed) of {desc}",
-            points=[point(order[_revision(f)], i, f) for i, f in enumerate(members)],
+            points=[point(order[revision_label(f)], i, f) for i, f in enumerate(members)],
             x=charts.Axis("version, in the order first observed", format=lambda v: versions[round(v)] if abs(v - round(v)) < 1e-9 and 0 <= round(v) < len(versions) else ""),
             y=charts.Axis(label, format=_tick),
         )), columns, rows, note=f"The same runs by version. {RULE}"))
