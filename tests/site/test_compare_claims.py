@@ -12,19 +12,15 @@ harness flagged noisy (its processes' medians 20% apart): its ratio to any neigh
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE, TORCH_RUN, relock
-from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
-from sitegen.site.build import build_site
+import planting
+from conftest import FIXTURE, TORCH_RUN
 
-BASE_RUN = "sitegen-h200-tokens2048-2026-08-21"
+BASE_RUN = planting.BASE_RUN
 PLANTED = {
     "tied-a": [500_000, 500_000, 500_001, 500_000, 500_001],
     "tied-b": [502_500, 502_500, 502_501, 502_500, 502_501],
@@ -33,34 +29,14 @@ PLANTED = {
 
 
 def _plant(root: Path) -> None:
-    base = json.loads((root / "runs" / f"{BASE_RUN}.json").read_text())
-    source = json.loads((root / "implementations" / "sitegen-triton.json").read_text())
     for name, samples in PLANTED.items():
-        implementation = json.loads(json.dumps(source))
-        implementation["metadata"]["name"] = name
-        implementation["spec"]["name"] = name
-        (root / "implementations" / f"{name}.json").write_text(json.dumps(implementation, indent=2))
-        run = json.loads(json.dumps(base))
-        run["metadata"] = {"name": f"{name}-h200", "title": f"{name} · H200"}
-        stated = summary(samples)
-        run["spec"]["implementationDigest"] = document_digest(implementation)
-        run["spec"]["timing"] = {"latencyNs": {k: stated[k] for k in ("median", "min", "max", "p20", "p80")},
-                                 "primaryStatistic": "median", "samplesNs": samples}
-        run["spec"]["evidence"].pop("rerunOf", None)
-        if name == "noisy-c":
-            run["spec"]["evidence"]["details"] = {"noisy": True, "processSpreadRel": 0.2}
-        (root / "runs" / f"{name}-h200.json").write_text(json.dumps(run, indent=2))
-    relock(root)
+        details = {"noisy": True, "processSpreadRel": 0.2} if name == "noisy-c" else None
+        planting.run(root, f"{name}-h200", planting.implementation(root, name, name=name), samples, details=details)
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("claims") / "records"
-    shutil.copytree(FIXTURE, root)
-    _plant(root)
-    out = root.parent / "site"
-    build_site(root, out)
-    return out
+    return planting.planted_site(tmp_path_factory.mktemp("claims"), _plant)
 
 
 def _text(path: Path) -> str:
@@ -132,9 +108,9 @@ def test_the_script_gives_the_same_verdicts(planted):
     import headless
 
     headless.require_chromium()
-    cases = [("tied-a-h200", "tied-b-h200", "No verdict: tied-b · H200 is 1.005× slower than tied-a · H200: under the 1% minimum effect"),
-             ("noisy-c-h200", "tied-a-h200", "No verdict: noisy-c · H200 is noisy (the harness found its processes disagree (medians 20% apart))"),
-             ("tied-a-h200", BASE_RUN, "tied-a · H200 is faster by the rule that gives a distinct rank"),
+    cases = [("tied-a-h200", "tied-b-h200", "No verdict: tied-b · tied-b-h200 is 1.005× slower than tied-a · tied-a-h200: under the 1% minimum effect"),
+             ("noisy-c-h200", "tied-a-h200", "No verdict: noisy-c · noisy-c-h200 is noisy (the harness found its processes disagree (medians 20% apart))"),
+             ("tied-a-h200", BASE_RUN, "tied-a · tied-a-h200 is faster by the rule that gives a distinct rank"),
              (BASE_RUN, TORCH_RUN, "Not a ranking:")]
     with headless.served(planted) as url, headless.chromium() as browser:
         page = browser.new_page()

@@ -20,94 +20,45 @@ Three more series, each an implementation of its own in the same cohort:
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 
 import pytest
 
 import headless
-from conftest import relock
-from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
+import planting
+from planting import ms
 from sitegen.site.build import build_site
 
-BASE_RUN = "sitegen-h200-tokens2048-2026-08-21"
+BASE_RUN = planting.BASE_RUN
 STEP_RUN = "sitegen-v2-h200-tokens2048-2026-08-22"
 FLAT_RUN = "sitegen-v2-h200-tokens2048-2026-08-23"
 LIGER_RUN = "liger-h200-tokens2048-rerun-2026-08-20"
 
 
-def _series(root: Path, implementation_name: str, runs: list[tuple[str, list[float], str, dict]]) -> None:
-    """Plant one implementation's runs, copies of BASE_RUN with the given samples (ms), observedAt and
-    changes: ``noisy`` (the harness's flag) or ``environment`` (a copy of the environment, another driver)."""
-    base = json.loads((root / "runs" / f"{BASE_RUN}.json").read_text())
-    implementation = json.loads((root / "implementations" / "sitegen-triton.json").read_text())
-    implementation["metadata"]["name"] = implementation["spec"]["name"] = implementation_name
-    (root / "implementations" / f"{implementation_name}.json").write_text(json.dumps(implementation, indent=2))
-    for name, samples_ms, observed, changes in runs:
-        run = json.loads(json.dumps(base))
-        run["metadata"] = {"name": name, "title": f"{implementation_name} · {name}"}
-        samples = [round(ms * 1e6) for ms in samples_ms]
-        stated = summary(samples)
-        run["spec"]["implementationDigest"] = document_digest(implementation)
-        run["spec"]["timing"] = {"latencyNs": {k: stated[k] for k in ("median", "min", "max", "p20", "p80")},
-                                 "primaryStatistic": "median", "samplesNs": samples}
-        run["spec"]["evidence"].pop("rerunOf", None)
-        run["spec"]["observedAt"] = observed
-        if changes.get("noisy"):
-            run["spec"]["evidence"]["details"] = {"noisy": True}
-        if changes.get("environment"):
-            environment = json.loads((root / "environments" / "sitegen-nvidia-h200.json").read_text())
-            environment["metadata"]["name"] = changes["environment"]
-            environment["spec"]["software"]["driver"] = "590.00.00"  # another machine's setup
-            (root / "environments" / f"{changes['environment']}.json").write_text(json.dumps(environment, indent=2))
-            run["spec"]["environmentDigest"] = document_digest(environment)
-        (root / "runs" / f"{name}.json").write_text(json.dumps(run, indent=2))
-
-
-STEADY = [0.800, 0.800, 0.801, 0.800, 0.801]
+STEADY = ms(0.800, 0.800, 0.801, 0.800, 0.801)
 
 
 def _plant(root: Path) -> None:
-    base = json.loads((root / "runs" / f"{BASE_RUN}.json").read_text())
-    implementation = json.loads((root / "implementations" / "sitegen-triton.json").read_text())
-    implementation["metadata"]["name"] = "sitegen-triton-v2"
-    implementation["spec"]["projectRevision"]["commit"] = "2222222222222222"
-    (root / "implementations" / "sitegen-triton-v2.json").write_text(json.dumps(implementation, indent=2))
-    for name, samples_ms, day in ((STEP_RUN, [1.21, 1.20, 1.19, 1.20, 1.22], "2026-08-22"),
-                                  (FLAT_RUN, [1.205, 1.20, 1.21, 1.205, 1.20], "2026-08-23")):
-        run = json.loads(json.dumps(base))
-        run["metadata"] = {"name": name, "title": f"sitegen Triton JSD · {name}"}
-        samples = [round(ms * 1e6) for ms in samples_ms]
-        stated = summary(samples)
-        run["spec"]["implementationDigest"] = document_digest(implementation)
-        run["spec"]["timing"] = {"latencyNs": {k: stated[k] for k in ("median", "min", "max", "p20", "p80")},
-                                 "primaryStatistic": "median", "samplesNs": samples}
-        run["spec"]["evidence"].pop("rerunOf", None)
-        run["spec"]["observedAt"] = f"{day}T09:00:00Z"
-        (root / "runs" / f"{name}.json").write_text(json.dumps(run, indent=2))
-    _series(root, "wide", [("wide-1", STEADY, "2026-08-22T09:00:00Z", {}),
-                           ("wide-2", [0.78, 0.80, 0.83, 0.85, 0.86], "2026-08-23T09:00:00Z", {})])
-    _series(root, "offset", [("offset-a", STEADY, "2026-08-22T09:00:00+05:00", {}),        # 04:00 UTC
-                             ("offset-b", [0.9] * 5, "2026-08-22T05:00:00.500Z", {"noisy": True}),
-                             ("offset-c", STEADY, "2026-08-22T06:00:00Z", {})])
-    _series(root, "moved", [("moved-1", STEADY, "2026-08-22T09:00:00Z", {}),
-                            ("moved-2", [0.900, 0.900, 0.901, 0.900, 0.901], "2026-08-23T09:00:00Z", {"environment": "other-h200-host"})])
-    relock(root)
+    v2 = planting.implementation(root, "sitegen-triton-v2", commit="2222222222222222")
+    planting.run(root, STEP_RUN, v2, ms(1.21, 1.20, 1.19, 1.20, 1.22), observed="2026-08-22T09:00:00Z")
+    planting.run(root, FLAT_RUN, v2, ms(1.205, 1.20, 1.21, 1.205, 1.20), observed="2026-08-23T09:00:00Z")
+    wide = planting.implementation(root, "wide", name="wide")
+    planting.run(root, "wide-1", wide, STEADY, observed="2026-08-22T09:00:00Z")
+    planting.run(root, "wide-2", wide, ms(0.78, 0.80, 0.83, 0.85, 0.86), observed="2026-08-23T09:00:00Z")
+    offset = planting.implementation(root, "offset", name="offset")
+    planting.run(root, "offset-a", offset, STEADY, observed="2026-08-22T09:00:00+05:00")  # 04:00 UTC
+    planting.run(root, "offset-b", offset, ms(0.9, 0.9, 0.9, 0.9, 0.9), observed="2026-08-22T05:00:00.500Z", details={"noisy": True})
+    planting.run(root, "offset-c", offset, STEADY, observed="2026-08-22T06:00:00Z")
+    moved = planting.implementation(root, "moved", name="moved")
+    planting.run(root, "moved-1", moved, STEADY, observed="2026-08-22T09:00:00Z")
+    planting.run(root, "moved-2", moved, ms(0.900, 0.900, 0.901, 0.900, 0.901), observed="2026-08-23T09:00:00Z",
+                 environment_doc=planting.environment(root, "other-h200-host"))
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> Path:
-    from conftest import FIXTURE
-    import shutil
-
-    root = tmp_path_factory.mktemp("trend") / "records"
-    shutil.copytree(FIXTURE, root)
-    _plant(root)
-    out = root.parent / "site"
-    build_site(root, out)
-    return out
+    return planting.planted_site(tmp_path_factory.mktemp("trend"), _plant)
 
 
 def _figure(site: Path, run: str, chart: str) -> str:
