@@ -5,11 +5,14 @@
 // of 2,000 bootstrap replicates of it (for a quantile, drawn through the order statistics'
 // Beta distributions, exactly as uncertainty.replicates does), else the published p20–p80,
 // else mean ± 1.96·stdev/√n; the ratio's interval is the percentiles of the ratio of
-// replicates, else the ratio of interval ends. Only the random numbers differ (seeded from
-// the run name here, from the digest with numpy in the build).
+// replicates, else the ratio of interval ends (a range, not a 95% interval). Noise and the
+// separation test are ranking._noise and ranking._separate: a verdict says no more than a rank.
+// Only the random numbers differ (seeded from the run name here, from the digest with numpy
+// in the build).
 (function () {
   "use strict";
   var REPLICATES = 2000, Z95 = 1.959964;
+  var MIN_EFFECT = 0.01, NOISY_HALF_WIDTH = 0.05, NOISY_SPREAD = 1.5, PUBLISHED = "published p20–p80";
   var RESULT_FIELDS = ["run.spec.timing", "run.spec.measurements", "run.spec.sourceNative.metrics"];
 
   // A seeded generator (mulberry32 over an FNV-1a hash of the name): the same page every load.
@@ -146,6 +149,20 @@
       if (spec.timing.samplesNs && spec.timing.samplesNs.length) { samples = spec.timing.samplesNs.slice(); }
       else { (spec.timing.processes || []).forEach(function (p) { samples = samples.concat(p.samplesNs || []); }); }
     }
+    var evidence = spec.evidence || {}, details = evidence.details || {};
+    var noise = [];
+    if (details.noisy === true) {
+      var apart = details.processSpreadRel;
+      noise.push("the harness found its processes disagree" + (typeof apart === "number" ? " (medians " + percent(apart) + " apart)" : ""));
+    }
+    if (interval && interval.method !== PUBLISHED && value) {
+      var halfWidth = (interval.high - interval.low) / 2 / value;
+      if (halfWidth > NOISY_HALF_WIDTH) { noise.push("95% interval ±" + percent(halfWidth) + " of the value (over " + percent(NOISY_HALF_WIDTH) + ")"); }
+    }
+    if (known.p20 && known.p80 && known.p80 / known.p20 > NOISY_SPREAD) {
+      noise.push("p80/p20 = " + (known.p80 / known.p20).toFixed(2) + "× (over " + NOISY_SPREAD + "×)");
+    }
+    var minEffect = protocol.comparability.minEffect;
     var hardware = manifest.environment.spec.hardware;
     var benchmark = spec.sourceNative && spec.sourceNative.benchmark;
     return {
@@ -154,7 +171,8 @@
       gpu: hardware.product + " (" + hardware.architecture + ")",
       pass: spec.timedPass || (benchmark && benchmark.indexOf("/") >= 0 ? benchmark.slice(benchmark.lastIndexOf("/") + 1) : "unspecified"),
       family: protocol.comparability.family, workload: spec.workloadDigest, observed: String(spec.observedAt).slice(0, 10),
-      protocol: manifest.protocol.metadata.name
+      protocol: manifest.protocol.metadata.name,
+      noisy: noise.length ? noise.join("; ") : null, minEffect: minEffect === undefined || minEffect === null ? MIN_EFFECT : minEffect
     };
   };
 
@@ -176,6 +194,40 @@
       return [b.interval.low / a.interval.high, b.interval.high / a.interval.low, "range from each run's " + kinds.join(" and ")];
     }
     return null;
+  };
+
+  var percent = function (fraction) { return (Math.abs(fraction) * 100).toFixed(1).replace(/\.0$/, "") + "%"; };
+  var times = function (ratio) { return ratio < 1.1 ? ratio.toFixed(3) + "×" : ratio.toFixed(2) + "×"; };
+
+  // ranking._separate: [distinct rank?, reason] for two runs of one cohort, ahead no slower.
+  var separation = function (ahead, behind, aheadName) {
+    var threshold = Math.max(ahead.minEffect, behind.minEffect);
+    if (!ahead.value) { return [behind.value > 0, aheadName + " measured 0"]; }
+    var gap = behind.value / ahead.value - 1;
+    var gapText = behind.value === ahead.value ? "as fast as " + aheadName : times(behind.value / ahead.value) + " slower than " + aheadName;
+    var found = ratioInterval(ahead, behind), effect = percent(threshold) + " minimum effect";
+    if (!found) {
+      return gap >= threshold ? [true, gapText + ", at least the " + effect + " (no interval)"] : [false, gapText + ", under the " + effect + " (no interval)"];
+    }
+    var ci = "ratio " + (behind.value / ahead.value).toFixed(3) + "× (" + (found[2].indexOf("95% bootstrap") === 0 ? "95% bootstrap interval" : found[2]) + " " + found[0].toFixed(3) + "–" + found[1].toFixed(3) + "×)";
+    if (found[0] <= 1) { return [false, gapText + ": " + ci + " includes 1"]; }
+    if (gap < threshold) { return [false, gapText + ": under the " + effect + ", though the " + ci + " excludes 1"]; }
+    return [true, gapText + ": " + ci + " excludes 1 and the gap is at least the " + effect];
+  };
+
+  // compare.verdict: a run is called faster only where it would get a rank of its own.
+  var verdict = function (a, b, aName, bName, sameGroup) {
+    if (!sameGroup) {
+      return "Not a ranking: the two runs are not in one comparison group (the GPU, pass, workload, protocol family or metric differs), so the ratio is shown but neither is called faster.";
+    }
+    var noisy = [[aName, a], [bName, b]].filter(function (p) { return p[1].noisy; }).map(function (p) { return p[0] + " is noisy (" + p[1].noisy + ")"; });
+    if (noisy.length) { return "No verdict: " + noisy.join("; ") + ". A noisy run holds no strict rank, so neither is called faster."; }
+    var aFirst = a.value < b.value || (a.value === b.value && a.name <= b.name);
+    var ahead = aFirst ? a : b, behind = aFirst ? b : a, aheadName = aFirst ? aName : bName, behindName = aFirst ? bName : aName;
+    var found = separation(ahead, behind, aheadName);
+    var reason = ahead.value ? behindName + " is " + found[1] : found[1];
+    return found[0] ? aheadName + " is faster by the rule that gives a distinct rank: " + reason + "."
+      : "No verdict: " + reason + ". By the rule that gives a distinct rank, the two share one.";
   };
 
   var ratioWords = function (aName, bName, ratio) {
@@ -216,7 +268,7 @@
   };
 
   window.sitegenCompareRules = {
-    RESULT_FIELDS: RESULT_FIELDS, facts: facts, intervalText: intervalText, ratioInterval: ratioInterval,
+    RESULT_FIELDS: RESULT_FIELDS, facts: facts, intervalText: intervalText, ratioInterval: ratioInterval, verdict: verdict, PUBLISHED: PUBLISHED,
     ratioWords: ratioWords, flat: flat, show: show, scaleOf: scaleOf, significant: significant
   };
 })();

@@ -100,6 +100,10 @@
     return a;
   };
 
+  var sameGroup = function (a, b) {
+    return a.workload === b.workload && a.pass === b.pass && a.family === b.family && a.gpu === b.gpu && a.metric === b.metric;
+  };
+
   var render = function (a, b) {
     var aName = a.title === b.title ? "A (" + a.name + ")" : a.title, bName = a.title === b.title ? "B (" + b.name + ")" : b.title;
     var ratioText = document.getElementById("compare-ratio"), intervalText_ = document.getElementById("compare-interval");
@@ -114,22 +118,21 @@
       var ratio = b.value / a.value, found = ratioInterval(a, b);
       ratioText.textContent = ratioWords(aName, bName, ratio) + " (ratio " + ratio.toFixed(3) + "×).";
       if (found) {
-        intervalText_.textContent = "95% interval of the ratio: " + found[0].toFixed(3) + "–" + found[1].toFixed(3) + "× (" + found[2] + ")";
-        verdict.textContent = found[0] > 1 || found[1] < 1
-          ? "The interval excludes 1: " + (found[0] > 1 ? aName : bName) + " is faster, beyond what the runs' own spread explains."
-          : "The interval includes 1: these runs do not show a difference.";
+        // Only a bootstrap interval of the ratio is a 95% one; the ratio of interval ends is a range.
+        var label = found[2].indexOf("95% bootstrap") === 0 ? "95% interval of the ratio" : "Range of the ratio";
+        intervalText_.textContent = label + ": " + found[0].toFixed(3) + "–" + found[1].toFixed(3) + "× (" + found[2] + ")";
       } else {
         intervalText_.textContent = "No interval: neither raw samples nor published quantiles on both sides.";
       }
+      verdict.textContent = rules.verdict(a, b, aName, bName, sameGroup(a, b));
     }
-    var same = a.workload === b.workload && a.pass === b.pass && a.family === b.family && a.gpu === b.gpu && a.metric === b.metric;
-    document.getElementById("compare-cohort").textContent = same
+    document.getElementById("compare-cohort").textContent = sameGroup(a, b)
       ? "Both runs are in one comparison group (same workload, pass, protocol family, GPU and metric)."
       : "Not in one comparison group: the workload, pass, protocol family, GPU or metric differs, so the ratio compares unlike setups (what differs is listed below).";
     var sides = document.getElementById("compare-sides");
     [["Run", runLink(a), runLink(b)], ["Title", a.title, b.title],
      ["Value", a.value === null ? "—" : show(a.value, a.unit), b.value === null ? "—" : show(b.value, b.unit)],
-     ["95% interval", intervalText(a), intervalText(b)],
+     [a.interval && a.interval.method === rules.PUBLISHED || b.interval && b.interval.method === rules.PUBLISHED ? "95% interval or p20–p80 range" : "95% interval", intervalText(a), intervalText(b)],
      ["Raw samples", a.samples.length ? a.samples.length.toLocaleString("en-US") : "none published", b.samples.length ? b.samples.length.toLocaleString("en-US") : "none published"],
      ["GPU", a.gpu, b.gpu], ["Pass", a.pass, b.pass], ["Protocol", a.protocol + " (" + a.family + ")", b.protocol + " (" + b.family + ")"],
      ["Observed", a.observed, b.observed]].forEach(function (cells) { sides.appendChild(tableRow(cells)); });

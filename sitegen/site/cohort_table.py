@@ -95,7 +95,8 @@ def pass_note(facts: RunFacts) -> str | None:
     return getattr(notes, facts.timed_pass, None) if notes and facts.timed_pass in ("forward", "backward", "full") else None
 
 
-def _revision(facts: RunFacts) -> str:
+def revision_label(facts: RunFacts) -> str:
+    """The implementation revision as pages name it: its version, else its commit (12 digits), else ``unknown``."""
     revision = facts.implementation.model.spec.projectRevision
     return revision.version or (revision.commit or "")[:12] or "unknown"
 
@@ -107,7 +108,7 @@ def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: 
         compare = Link(f"compare with {L.implementation_label(above.implementation)}", L.compare_path(above.digest, facts.digest))
     return RankedRow(
         rank=facts.rank_label or "—", rank_note=facts.rank_note, rank_reason=facts.rank_reason,
-        run=Link(L.implementation_label(facts.implementation), L.run_path(facts.name)), revision=_revision(facts),
+        run=Link(L.implementation_label(facts.implementation), L.run_path(facts.name)), revision=revision_label(facts),
         value=value_text(facts), interval=interval_text(facts),
         ratio=units.ratio(facts.value, leader.value) if leader else "—",
         roofline=figures.column() if figures else "—", level=facts.level, observed=facts.observed,

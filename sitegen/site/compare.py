@@ -10,7 +10,11 @@ says so on the page.
 
 The ratio and its interval are ranking.ratio_interval's, the rule that ranks neighbours
 (one rule, one place): the bootstrap ratio of the two runs' replicates when both have raw
-samples, else the ratio of their interval ends.
+samples (a 95% interval), else the ratio of their interval ends (a range, not a 95% interval).
+The verdict claims no more than the cohort table does: a run is called faster only when
+ranking.separation would give it a rank of its own (the ratio's interval excludes 1 and the
+gap is at least the minimum effect); never when either run is noisy (a noisy run holds no
+strict rank), and never across comparison groups, where the ratio compares unlike setups.
 """
 
 from __future__ import annotations
@@ -22,10 +26,10 @@ from sitegen.model.common import Name
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.chart_views import ChartView, samples_chart
-from sitegen.site.cohort_table import _revision, interval_text, rank_text
+from sitegen.site.cohort_table import interval_text, rank_text, revision_label
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link
-from sitegen.site.ranking import ratio_interval
+from sitegen.site.ranking import PUBLISHED, ratio_interval, separation
 from sitegen.site.uncertainty import REPLICATES
 
 APP_PATH = "compare/index.html"
@@ -75,7 +79,11 @@ class ComparePage:
     ratio: str
     """``B is 2.77× slower than A``, or why there is no ratio."""
     interval: str
-    """The ratio's 95% interval and where it comes from, or why there is none."""
+    """The ratio's interval and where it comes from, or why there is none."""
+    interval_label: str
+    """``95% interval of the ratio`` for a bootstrap one, ``Range of the ratio`` for one from the runs' own intervals."""
+    sides_interval_label: str
+    """The sides table's interval row: ``95% interval``, or a range where a side's is its published p20–p80."""
     verdict: str
     distributions: list[ChartView]
     no_samples: list[str]
@@ -100,7 +108,7 @@ def _side(facts: RunFacts) -> Side:
         samples = f"{len(timing.samplesNs):,}"
     return Side(
         implementation=L.implementation_label(facts.implementation), run=Link(f"run {L.run_short_id(facts.digest)}…", L.run_path(facts.name)),
-        version=_revision(facts), gpu=facts.gpu, timed_pass=facts.timed_pass, workload=L.workload_label(facts.workload),
+        version=revision_label(facts), gpu=facts.gpu, timed_pass=facts.timed_pass, workload=L.workload_label(facts.workload),
         protocol=f"{facts.protocol.name} ({facts.protocol.model.spec.comparability.family})",
         value=units.show(facts.value, facts.unit) if facts.value is not None else "—",
         interval=interval_text(facts), samples=samples or "none published", level=facts.level, rank=rank_text(facts),
@@ -123,35 +131,59 @@ def _names(a: RunFacts, b: RunFacts) -> tuple[str, str]:
     first, second = L.implementation_label(a.implementation), L.implementation_label(b.implementation)
     if first != second:
         return first, second
-    if _revision(a) != _revision(b):
-        return f"{first} {_revision(a)}", f"{second} {_revision(b)}"
+    if revision_label(a) != revision_label(b):
+        return f"{first} {revision_label(a)}", f"{second} {revision_label(b)}"
     return f"{first} (run {L.run_short_id(a.digest)}…)", f"{second} (run {L.run_short_id(b.digest)}…)"
 
 
-def _ratio(a: RunFacts, b: RunFacts) -> tuple[str, str, str]:
-    """(ratio sentence, interval sentence, verdict) for B's value over A's."""
+def interval_label(how: str) -> str:
+    """What a ratio's interval is called: only a bootstrap one is a 95% interval of the ratio."""
+    return "95% interval of the ratio" if how.startswith("95% bootstrap") else "Range of the ratio"
+
+
+def sides_interval_label(a: RunFacts, b: RunFacts) -> str:
+    published = any(f.interval is not None and f.interval.method == PUBLISHED for f in (a, b))
+    return "95% interval or p20–p80 range" if published else "95% interval"
+
+
+def verdict(a: RunFacts, b: RunFacts) -> str:
+    """What the pair shows by the rule the cohort table ranks by, and nothing more."""
+    a_name, b_name = _names(a, b)
+    if not (a.cohort and a.cohort == b.cohort):
+        return ("Not a ranking: the two runs are not in one comparison group (the GPU, pass, workload, protocol "
+                "family or metric differs), so the ratio is shown but neither is called faster.")
+    noisy = [f"{name} is noisy ({f.noisy})" for name, f in ((a_name, a), (b_name, b)) if f.noisy]
+    if noisy:
+        return f"No verdict: {'; '.join(noisy)}. A noisy run holds no strict rank, so neither is called faster."
+    (ahead, ahead_name), (behind, behind_name) = sorted(((a, a_name), (b, b_name)), key=lambda pair: (pair[0].value, pair[0].name))
+    distinct, reason, _ = separation(ahead, behind)
+    if not ahead.value:
+        reason = f"{ahead_name} measured 0"
+    else:
+        reason = f"{behind_name} is {reason}"
+    if distinct:
+        return f"{ahead_name} is faster by the rule that gives a distinct rank: {reason}."
+    return f"No verdict: {reason}. By the rule that gives a distinct rank, the two share one."
+
+
+def _ratio(a: RunFacts, b: RunFacts) -> tuple[str, str, str, str]:
+    """(ratio sentence, interval label, interval sentence, verdict) for B's value over A's."""
     a_name, b_name = _names(a, b)
     if a.unit != b.unit or a.metric != b.metric:
         return ("No ratio: the runs measure different things "
-                f"({a.metric} in {a.unit}, {b.metric} in {b.unit})."), "", ""
+                f"({a.metric} in {a.unit}, {b.metric} in {b.unit})."), "", "", ""
     if not a.value:
-        return f"No ratio: {a_name} measured 0.", "", ""
+        return f"No ratio: {a_name} measured 0.", "", "", ""
     value = b.value / a.value
+    sentence = ratio_words(a_name, b_name, value) + f" (ratio {value:.3f}×)."
     found = ratio_interval(a, b)
     if found is None:
-        return (ratio_words(a_name, b_name, value) + f" (ratio {value:.3f}×).",
-                "No interval: neither raw samples nor published quantiles on both sides.",
-                "Without an interval only the size of the gap speaks; ranks then say \"no interval\".")
+        return sentence, "", "No interval: neither raw samples nor published quantiles on both sides.", verdict(a, b)
     low, high, how = found
+    label = interval_label(how)
     if how.startswith("95% bootstrap"):
         how = f"95% bootstrap interval of the ratio, from {REPLICATES:,} resamples of each run's raw samples"
-    interval = f"{low:.3f}–{high:.3f}× ({how})"
-    if low > 1 or high < 1:
-        faster = a_name if low > 1 else b_name
-        verdict = f"The interval excludes 1: {faster} is faster, beyond what the runs' own spread explains."
-    else:
-        verdict = "The interval includes 1: these runs do not show a difference."
-    return ratio_words(a_name, b_name, value) + f" (ratio {value:.3f}×).", interval, verdict
+    return sentence, label, f"{low:.3f}–{high:.3f}× ({how})", verdict(a, b)
 
 
 def _without_results(raw: dict) -> dict:
@@ -215,12 +247,13 @@ def _distributions(pairs: list[tuple[str, RunFacts]]) -> tuple[list[ChartView], 
 def compare_page(a: RunFacts, b: RunFacts) -> ComparePage:
     """The pre-rendered comparison of ``a`` (the row above) and ``b``."""
     a_name, b_name = _names(a, b)
-    ratio, interval, verdict = _ratio(a, b)
+    ratio, label, interval, said = _ratio(a, b)
     charts, missing = _distributions([("a", a), ("b", b)])
     return ComparePage(
         path=L.compare_path(a.digest, b.digest), title=f"Compare {a_name} and {b_name}", a=_side(a), b=_side(b),
         same_cohort=a.cohort is not None and a.cohort == b.cohort,
-        ratio=ratio, interval=interval, verdict=verdict, distributions=charts, no_samples=missing,
+        ratio=ratio, interval=interval, interval_label=label, sides_interval_label=sides_interval_label(a, b),
+        verdict=said, distributions=charts, no_samples=missing,
         diff=manifest_diff(a, b), app=app_link(a.name, b.name),
     )
 

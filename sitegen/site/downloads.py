@@ -39,8 +39,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("rank", "The implementation's rank in its cohort (1 = fastest; shared ranks repeat; empty when not ranked)."),
     ("rank_label", "The rank as the pages write it: 1, =2, noisy, not ranked, flagged: …"),
     ("ratio_to_leader", "value over the cohort leader's value (1 for the leader)."),
-    ("ratio_low", "Low end of that ratio's 95% interval (bootstrap when both runs have samples)."),
-    ("ratio_high", "High end of that ratio's 95% interval."),
+    ("ratio_low", "Low end of that ratio's interval: the 95% bootstrap interval when both runs have raw samples, else the range between the runs' own intervals; empty for the leader."),
+    ("ratio_high", "High end of that ratio's interval (as ratio_low); empty for the leader."),
     ("evidence_level", "Reported, Reproducible, Replicated or Verified."),
     ("noisy", "Why the run is too noisy to rank, or empty."),
     ("not_eligible", "Why the run is out of every ranking (failed, flagged, dry run), or empty."),
@@ -80,8 +80,7 @@ def _row(f: RunFacts) -> list[str]:
     ratio = f.value / leader.value if ranked and leader is not None and leader.value and f.value is not None else None
     interval = f.interval
     spread = shown.leader_ratio if ranked and shown is f else None
-    if ranked and leader is f:
-        spread = (1.0, 1.0, "")
+    # The leader's ratio to itself is 1 by definition, not a measured interval: its ratio_low/high stay empty.
     cells = [
         f.name, L.implementation_label(f.implementation), f.implementation.name, _version(f), f.product, f.timed_pass,
         L.dtype_label(f.workload) or "", L.workload_label(f.workload), f.metric or "", f.statistic or "",

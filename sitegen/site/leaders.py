@@ -43,6 +43,8 @@ class SummaryRow:
     tied: bool
     """The runner-up shares the leader's rank: the gap is within noise or the minimum effect."""
     cohort: Link
+    bootstrap: bool = False
+    """The interval is the 95% bootstrap interval of the ratio; otherwise it is a range between the runs' own intervals, or none."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
         interval=_ratio_interval_text(runner) if runner else "—",
         tied=bool(runner and runner.rank == leader.rank),
         cohort=Link("evidence", f"{page}#{L.cohort_id(key)}"),
+        bootstrap=bool(runner and runner.leader_ratio and "bootstrap" in runner.leader_ratio[2]),
     )
 
 
@@ -150,3 +153,19 @@ def summary(keys: list[str], index: Index, headline: str | None) -> list[Summary
             id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, index.cohort_pages[members[0]]),
             dtype=dtype, family=family, timed_pass=headline or "", answer=_answer(rows), rows=rows))
     return result
+
+
+def interval_note(groups: list[SummaryGroup]) -> str:
+    """The summary's footnote on its interval column, naming only the methods its rows use: a range
+    between published p20–p80 is no 95% interval and is not called one."""
+    intervals = [r for g in groups for r in g.rows if r.runner_up is not None and r.interval != "no interval"]
+    boot = any(r.bootstrap for r in intervals)
+    ranged = any(not r.bootstrap for r in intervals)
+    said = []
+    if boot:
+        said.append("the 95% bootstrap interval of that ratio where both runs publish raw samples")
+    if ranged:
+        said.append("the range between the two runs' own intervals where either lacks raw samples (marked with what "
+                    "those are, such as published p20–p80), which is no confidence interval of the ratio")
+    text = "Each ratio is the runner-up's time over the leader's"
+    return text + (", with " + "; and ".join(said) if said else "") + "."

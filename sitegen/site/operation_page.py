@@ -17,7 +17,7 @@ from sitegen.site.cohort_table import CohortView, cohort_view
 from sitegen.site.downloads import operation_csv_path
 from sitegen.site.index import Index, RunFacts, slug
 from sitegen.site.labels import Link, operation_gpu_path
-from sitegen.site.leaders import SummaryGroup, summary, workload_order
+from sitegen.site.leaders import SummaryGroup, interval_note, summary, workload_order
 from sitegen.site.listings import RunRow, by_newest, page_path, run_row
 from sitegen.site.ranking import PASS_ORDER, headline_pass
 from sitegen.site.sweeps import SweepTable, sweeps
@@ -72,6 +72,8 @@ class OperationPage:
     parent: Link | None
     headline_pass: str | None
     summary: list[SummaryGroup]
+    summary_note: str
+    """What the summary's interval column is: a 95% bootstrap interval, a range, or both (leaders.interval_note)."""
     subpages: list[Link]
     """The pages below this one (one per GPU, or one per pass), as filter links."""
     subpages_by: str
@@ -226,12 +228,13 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
     def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page, by=None):
         history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
         wanted = set(page_keys)
+        groups = summary(page_keys, index, headline)
         shown = [f for f in page_runs if f.cohort in wanted] if detail else []
         return OperationPage(
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
             bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent, headline_pass=headline,
-            summary=summary(page_keys, index, headline), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
+            summary=groups, summary_note=interval_note(groups), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
             sweeps=sweeps(shown) if detail else [],

@@ -144,6 +144,13 @@ def ratio_interval(ahead: RunFacts, behind: RunFacts) -> tuple[float, float, str
     return _ratio_interval(_Estimate(ahead, draws_of(ahead)), _Estimate(behind, draws_of(behind)))
 
 
+def separation(ahead: RunFacts, behind: RunFacts) -> tuple[bool, str, bool]:
+    """(distinct rank?, reason, had an interval?) for any two runs of one cohort, ``ahead`` no slower:
+    the test neighbours are ranked by, for pages that state a verdict on a pair (compare, trends).
+    Reads the runs' intervals as ranking set them."""
+    return _separate(_Estimate(ahead, draws_of(ahead)), _Estimate(behind, draws_of(behind)))
+
+
 def _separate(ahead: _Estimate, behind: _Estimate) -> tuple[bool, str, bool]:
     """(distinct rank?, reason, had an interval?) for two neighbours, ``ahead`` no slower."""
     a, b = ahead.facts, behind.facts

@@ -7,19 +7,24 @@ name, project and callable variant. A run not eligible to rank (failed, a dry ru
 is no point of it.
 
 The rule (docs/record-format.md, "Trends", and each chart's note say the same): going in
-observed order, a change is marked at a run whose value lies outside the 95% interval of the
-run just before it and differs from that run's value by at least the protocol's minimum
-effect (1% unless it says otherwise), the two tests a distinct rank needs too. Where the
-earlier run has no interval, no change is marked: a value alone cannot tell a change from noise.
+observed order (parsed times, so offsets and fractions of a second order correctly), a
+change is marked at a run that ranking.separation would rank apart from the run before it:
+the interval of their ratio (ranking.ratio_interval: a 95% bootstrap one when both have raw
+samples, else the range between their intervals) excludes 1 and the gap is at least the
+protocol's minimum effect (1% unless it says otherwise). Noisy runs are drawn but neither
+marked nor compared with: a noisy run holds no strict rank. Without an interval on either
+side nothing is marked: a value alone cannot tell a change from noise. A mark across
+environments (KernelBench's machines differ) names both: the step may be the machine's.
 
 asv's step detection is the anchor: it fits piecewise-constant levels to a long nightly
 series and reports where the level moves. A registry's series are a handful of runs, each
-with an interval of its own from raw samples, so each step is tested directly against the
-earlier run's interval: the same question (did the level move beyond the noise?) per pair.
+with an interval of its own from raw samples, so each step is tested directly with the
+test neighbouring ranks use: the same question (did the level move beyond the noise?) per pair.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from datetime import datetime, timezone
 
@@ -29,19 +34,23 @@ from sitegen.site import charts
 from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.chart_views import ChartView, _tick, _unit_of
-from sitegen.site.cohort_table import _revision
+from sitegen.site.cohort_table import interval_text, revision_label
 from sitegen.site.index import Index, RunFacts
-from sitegen.site.ranking import min_effect
+from sitegen.site.ranking import ratio_interval, separation
 
-RULE = ("A change is marked (▲ slower, ▼ faster) at a run whose value lies outside the 95% interval of the run "
-        "just before it and differs from it by at least the protocol's minimum effect (1% unless it says "
-        "otherwise); where the earlier run has no interval, none is marked. Every point links to its run.")
+RULE = ("A change is marked (▲ slower, ▼ faster) at a run the ranks would separate from the run before it: the "
+        "interval of their ratio excludes 1 and the gap is at least the protocol's minimum effect (1% unless it says "
+        "otherwise). Noisy runs are neither marked nor compared with; without an interval, nothing is marked; a mark "
+        "across environments names both. Every point links to its run.")
 
 # A record page stays small however often one implementation is rerun: its charts show the
 # newest runs of the trend (changes are still found over all of them).
 TREND_POINTS = 100
 
-_cache: list = []
+# One grouping (and its marks) per build, shared by every record page of it. Keyed by the
+# index's id and dropped when that index is collected, so `sitegen serve` never keeps an old
+# build's index alive through it.
+_cache: dict[int, dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]] = {}
 
 
 def trend_key(facts: RunFacts) -> tuple:
@@ -50,44 +59,61 @@ def trend_key(facts: RunFacts) -> tuple:
     return (facts.cohort, spec.name, spec.projectRevision.project, spec.callable.variant if spec.callable else None)
 
 
-def _groups(index: Index) -> dict[tuple, list[RunFacts]]:
-    # One grouping per build, shared by every record page of it.
-    if _cache and _cache[0] is index:
-        return _cache[1]
+def moment(observed_at: str) -> datetime:
+    """observedAt as a time: ``Z``, ``+05:00`` and fractions of a second all order by the instant."""
+    parsed = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _groups(index: Index) -> dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]:
+    found = _cache.get(id(index))
+    if found is not None:
+        return found
     groups: dict[tuple, list[RunFacts]] = defaultdict(list)
     for f in index.runs:
         if f.cohort and f.value is not None and not f.reasons:
             groups[trend_key(f)].append(f)
     for members in groups.values():
-        members.sort(key=lambda f: (f.run.spec.observedAt, f.name))
-    _cache[:] = [index, groups]
-    return groups
+        members.sort(key=lambda f: (moment(f.run.spec.observedAt), f.name))
+    found = _cache[id(index)] = {key: (members, changes(members)) for key, members in groups.items()}
+    weakref.finalize(index, _cache.pop, id(index), None)
+    return found
 
 
 def changes(members: list[RunFacts]) -> dict[int, tuple[str, str]]:
-    """Position in ``members`` (observed order) → (``up`` | ``down``, why) for each change the rule marks."""
-    marked = {}
-    for i in range(1, len(members)):
-        earlier, later = members[i - 1], members[i]
-        interval = earlier.interval
-        if interval is None or not earlier.value:
+    """Position in ``members`` (observed order) → (``up`` | ``down`` | ``None``, why) for each run the rule
+    marks, and for each noisy run (no direction: it is not tested)."""
+    marked: dict[int, tuple[str, str]] = {}
+    earlier = None
+    for i, later in enumerate(members):
+        if later.noisy:
+            marked[i] = (None, "noisy: not tested for a change")
             continue
-        outside = later.value > interval.high or later.value < interval.low
-        gap = later.value / earlier.value - 1
-        threshold = max(min_effect(earlier), min_effect(later))
-        if outside and abs(gap) >= threshold:
-            direction = "up" if gap > 0 else "down"
-            size = f"{gap + 1:.2f}× slower" if gap >= 1 else f"{units.percent(gap)} {'slower' if gap > 0 else 'faster'}"
-            if gap < 0 and earlier.value / later.value >= 2:
-                size = f"{earlier.value / later.value:.2f}× faster"
-            marked[i] = (direction, f"{'▲' if direction == 'up' else '▼'} {size} than the run before, outside its interval "
-                                    f"{units.spread(interval.low, interval.high, earlier.unit)}")
+        if earlier is not None and earlier.value:
+            mark = _change(earlier, later)
+            if mark is not None:
+                marked[i] = mark
+        earlier = later
     return marked
 
 
+def _change(earlier: RunFacts, later: RunFacts) -> tuple[str, str] | None:
+    ahead, behind = (earlier, later) if later.value >= earlier.value else (later, earlier)
+    distinct, _, with_interval = separation(ahead, behind)
+    if not distinct or not with_interval:
+        return None
+    direction = "up" if later.value > earlier.value else "down"
+    low, high, how = ratio_interval(earlier, later)
+    kind = "95% bootstrap interval" if how.startswith("95% bootstrap") else how
+    text = (f"{'▲' if direction == 'up' else '▼'} {units.slower(later.value, earlier.value, later.unit or 'ns')} than the run "
+            f"before: ratio {later.value / earlier.value:.3f}× ({kind} {units.times_span(low, high)}) excludes 1")
+    if earlier.environment.digest != later.environment.digest:
+        text += f"; environment changed ({earlier.environment.name} vs {later.environment.name}): the step may be the machine's"
+    return direction, text
+
+
 def _days(observed_at: str) -> float:
-    moment = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
-    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() / 86400
+    return (moment(observed_at) - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() / 86400
 
 
 def _href(facts: RunFacts) -> str:
@@ -100,10 +126,9 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     none for a run measured once or not eligible to rank."""
     if not facts.cohort or facts.value is None or facts.reasons:
         return []
-    members = _groups(index).get(trend_key(facts), [])
+    members, marked = _groups(index).get(trend_key(facts), ([], {}))
     if len(members) < 2:
         return []
-    marked = changes(members)
     total = len(members)
     if total > TREND_POINTS:
         start = total - TREND_POINTS
@@ -113,30 +138,31 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
     name = L.implementation_label(facts.implementation)
     versions: list[str] = []
     for f in members:
-        if _revision(f) not in versions:
-            versions.append(_revision(f))
+        if revision_label(f) not in versions:
+            versions.append(revision_label(f))
 
     def point(x: float, i: int, f: RunFacts) -> charts.TrendPoint:
         low = high = None
         if f.interval is not None:
             low, high = f.interval.low / scale, f.interval.high / scale
-        label = f"{_revision(f)} · {f.observed} · {units.show(f.value, f.unit)} · run {L.run_short_id(f.digest)}…"
+        label = f"{revision_label(f)} · {f.observed} · {units.show(f.value, f.unit)} · run {L.run_short_id(f.digest)}…"
         return charts.TrendPoint(x, f.value / scale, low, high, _href(f), label, marked.get(i, (None,))[0])
 
     where = f"{L.workload_label(facts.workload)} · {facts.timed_pass} on {facts.gpu}"
     label = f"{facts.metric} ({facts.statistic}, {unit})"
-    summary = (f"{len(marked)} change{'s' if len(marked) != 1 else ''} marked" if marked else "no change marked")
+    steps = sum(1 for direction, _ in marked.values() if direction)
+    summary = f"{steps} change{'s' if steps != 1 else ''} marked" if steps else "no change marked"
     if total > len(members):
         summary = f"the {len(members)} newest of {total} runs; {summary}"
-    desc = (f"{len(members)} runs' {facts.metric} ({facts.statistic}) in {unit}, each with its 95% interval, "
+    desc = (f"{len(members)} runs' {facts.metric} ({facts.statistic}) in {unit}, each with its interval, "
             f"from {members[0].observed} to {members[-1].observed}, {len(versions)} version{'s' if len(versions) != 1 else ''}; "
             f"{summary}. The table beside it lists the same values.")
     rows = []
     for i, f in enumerate(members):
-        observed = Markup('<a href="{}">{}</a>').format(_href(f), f.run.spec.observedAt[:16].replace("T", " "))
-        interval = units.spread(f.interval.low, f.interval.high, f.unit) if f.interval else "no interval"
-        rows.append([observed, escape(_revision(f)), units.significant(f.value / scale), interval, marked.get(i, (None, ""))[1]])
-    columns = ["observed (UTC)", "version", label, "95% interval", "change"]
+        observed = Markup('<a href="{}">{}</a>').format(_href(f), moment(f.run.spec.observedAt).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M"))
+        interval = interval_text(f)
+        rows.append([observed, escape(revision_label(f)), units.significant(f.value / scale), interval, marked.get(i, (None, ""))[1]])
+    columns = ["observed (UTC)", "version", label, "interval (95% unless marked)", "change"]
     views = [ChartView("history", f"History of {name}: {where}", Markup(charts.trend_chart(
         title=f"History of {name}: {where}", desc=f"Chart over observed date of {desc}",
         points=[point(_days(f.run.spec.observedAt), i, f) for i, f in enumerate(members)],
@@ -147,7 +173,7 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
         order = {v: n for n, v in enumerate(versions)}
         views.append(ChartView("versions", f"{name} by version: {where}", Markup(charts.trend_chart(
             title=f"{name} by version: {where}", desc=f"Chart over version (in the order first observed) of {desc}",
-            points=[point(order[_revision(f)], i, f) for i, f in enumerate(members)],
+            points=[point(order[revision_label(f)], i, f) for i, f in enumerate(members)],
             x=charts.Axis("version, in the order first observed", format=lambda v: versions[round(v)] if abs(v - round(v)) < 1e-9 and 0 <= round(v) < len(versions) else ""),
             y=charts.Axis(label, format=_tick),
         )), columns, rows, note=f"The same runs by version. {RULE}"))

@@ -27,6 +27,7 @@ MEDIAN_RATIO = 2.24 / 0.82
 # A bootstrap median of five samples is one of the samples: the ratio's ends lie between these.
 RATIO_FLOOR, RATIO_CEILING = 2.23 / 0.83, 2.26 / 0.81
 INTERVAL = re.compile(r"95% interval of the ratio: (\d+\.\d+)–(\d+\.\d+)×")
+RANGE = re.compile(r"Range of the ratio: (\d+\.\d+)–(\d+\.\d+)×")
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_a_pair_the_cohort_table_links_reads_without_javascript(browser, served)
     assert f"Liger is {MEDIAN_RATIO:.2f}× slower than sitegen Triton JSD" in text, text[:400]
     low, high = map(float, INTERVAL.search(text).groups())
     assert RATIO_FLOOR <= low <= MEDIAN_RATIO <= high <= RATIO_CEILING, (low, high)
-    assert "The interval excludes 1: sitegen Triton JSD is faster" in text
+    assert "sitegen Triton JSD is faster by the rule that gives a distinct rank" in text
     # Both distributions are drawn, and the diff names the planted difference of GPU instance.
     assert "sitegen Triton JSD: distribution of the 5 raw samples" in text
     assert "Liger: distribution of the 5 raw samples" in text
@@ -78,16 +79,19 @@ def test_any_pair_compares_with_javascript_from_the_url(browser, served):
     # Across GPUs: torch's published B200 median (4.971583843 ms, p20 = p80) over sitegen's first H200 run
     # (samples 0.81, 0.80, 0.80, 0.82, 0.81 ms, median 0.81).
     page.goto(served + f"compare/index.html?a={SITEGEN_FIRST}&b={TORCH_RUN}")
-    page.locator("#compare-interval").filter(has_text="95%").wait_for(timeout=20_000)
+    page.locator("#compare-interval").filter(has_text="ratio").wait_for(timeout=20_000)
     text = _text(page)
     ratio = 4.971583843 / 0.81
     assert f"is {ratio:.2f}× slower than" in text, text[:400]
-    low, high = map(float, INTERVAL.search(text).groups())
+    # Without samples on both sides the ratio of interval ends is a range, never called a 95% interval.
+    assert "95% interval of the ratio" not in text
+    low, high = map(float, RANGE.search(text).groups())
     # Interval ends: torch's published (degenerate) p20–p80 over the ends of sitegen's median interval,
     # which lie among its samples.
     assert 4.971583843 / 0.82 - 1e-3 <= low <= ratio <= high <= 4.971583843 / 0.80 + 1e-3, (low, high)
     assert "range from each run's bootstrap and published p20–p80" in text
     assert "Not in one comparison group" in text
+    assert "Not a ranking:" in text and "is faster" not in text
     assert re.search(r"environment\.spec\.hardware\.product NVIDIA H200 NVIDIA B200", text), text
     assert page.locator("#compare-distributions svg").count() == 1  # torch published no samples
     assert "no raw samples published" in text
@@ -108,6 +112,7 @@ def test_the_script_follows_the_pre_rendered_pages_rule(browser, served):
     browser_made = list(map(float, INTERVAL.search(dynamic).groups()))
     assert all(abs(x - y) <= 0.002 * x for x, y in zip(built, browser_made)), (built, browser_made)
     assert "95% bootstrap interval of the ratio" in dynamic
+    assert "is faster by the rule that gives a distinct rank" in dynamic
     page.close()
 
 

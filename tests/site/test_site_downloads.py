@@ -56,6 +56,9 @@ def test_a_cohort_csv_sits_beside_its_table_with_raw_values_and_the_ratio_to_the
     assert [float(r["value"]) for r in rows] == [_median(TORCH_RUN), _median(SEED_RUN)]
     assert [r["rank"] for r in rows] == ["1", "2"] and {r["unit"] for r in rows} == {"ns"}
     assert float(rows[1]["ratio_to_leader"]) == _median(SEED_RUN) / _median(TORCH_RUN)
+    # The leader's ratio to itself is 1 by definition, not a measured interval: no interval ends.
+    assert rows[0]["ratio_low"] == rows[0]["ratio_high"] == ""
+    assert float(rows[1]["ratio_low"]) <= float(rows[1]["ratio_to_leader"]) <= float(rows[1]["ratio_high"])
 
 
 def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_page(site):

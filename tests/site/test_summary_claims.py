@@ -22,6 +22,20 @@ def test_a_workload_with_no_runner_up_is_no_win(site):
     assert "torch is the only ranked implementation at 1 of 2" in group["answer"]
 
 
+def _footnote(site, page: str) -> str:
+    html = (site / "operations" / OPERATION / page / "index.html").read_text(encoding="utf-8")
+    return next(line for line in html.splitlines() if "Each ratio is the runner-up" in line).replace("&#39;", "'")
+
+
+def test_the_summary_calls_an_interval_95_percent_only_when_it_is_a_bootstrap_one(site):
+    # The B200 runs publish p20 and p80 only: the summary's interval is a range between them, no 95% interval.
+    b200 = _footnote(site, "nvidia-b200")
+    assert "95%" not in b200 and "range between the two runs' own intervals" in b200, b200
+    # The H200 runs (sitegen and Liger's rerun) have raw samples: a 95% bootstrap interval of the ratio.
+    h200 = _footnote(site, "nvidia-h200")
+    assert "95% bootstrap interval of that ratio" in h200 and "range between" not in h200, h200
+
+
 def test_equal_values_and_other_units_read_as_words_not_as_slower():
     assert units.slower_than(5.0, 5.0, "ns", "torch") == "as fast as torch"
     assert units.slower_than(1830.0, 1000.0, "ns", "torch") == "1.83× slower than torch"

@@ -4,61 +4,61 @@ version, every point linked to its run, and a change marked by the rule in docs/
 The registry is the small fixture plus planted runs of sitegen's kernel on the H200 cohort
 (its two fixture runs have medians 0.81 and 0.82 ms): a second revision that is 1.20 ms (a
 planted step, far outside the 0.81–0.83 ms interval of the run before), then 1.205 ms
-(inside the interval of the run before, and under the 1% minimum effect: no change).
+(the ratio's interval includes 1, and the gap is under the 1% minimum effect: no change).
+
+Three more series, each an implementation of its own in the same cohort:
+- "wide": a steady 0.800 ms run, then one at a 0.83 ms median whose samples spread
+  0.78-0.86 ms: 3.7% slower and outside the first run's interval, but the ratio's interval
+  includes 1 (a step inside the later run's own spread), so nothing is marked.
+- "offset": three runs whose observedAt strings sort apart from their instants
+  ("+05:00" offsets, fractions of a second); the middle one (by time) is flagged noisy by its
+  harness: drawn, but neither marked nor compared with.
+- "moved": a steady 0.800 ms run, then a steady 0.900 ms one on another environment: a
+  clear step, marked with both environments named.
 """
 
 from __future__ import annotations
 
-import json
+import html
 import re
 from pathlib import Path
 
 import pytest
 
 import headless
-from conftest import relock
-from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
+import planting
+from planting import ms
 from sitegen.site.build import build_site
 
-BASE_RUN = "sitegen-h200-tokens2048-2026-08-21"
+BASE_RUN = planting.BASE_RUN
 STEP_RUN = "sitegen-v2-h200-tokens2048-2026-08-22"
 FLAT_RUN = "sitegen-v2-h200-tokens2048-2026-08-23"
 LIGER_RUN = "liger-h200-tokens2048-rerun-2026-08-20"
 
 
+STEADY = ms(0.800, 0.800, 0.801, 0.800, 0.801)
+
+
 def _plant(root: Path) -> None:
-    base = json.loads((root / "runs" / f"{BASE_RUN}.json").read_text())
-    implementation = json.loads((root / "implementations" / "sitegen-triton.json").read_text())
-    implementation["metadata"]["name"] = "sitegen-triton-v2"
-    implementation["spec"]["projectRevision"]["commit"] = "2222222222222222"
-    (root / "implementations" / "sitegen-triton-v2.json").write_text(json.dumps(implementation, indent=2))
-    for name, samples_ms, day in ((STEP_RUN, [1.21, 1.20, 1.19, 1.20, 1.22], "2026-08-22"),
-                                  (FLAT_RUN, [1.205, 1.20, 1.21, 1.205, 1.20], "2026-08-23")):
-        run = json.loads(json.dumps(base))
-        run["metadata"] = {"name": name, "title": f"sitegen Triton JSD · {name}"}
-        samples = [round(ms * 1e6) for ms in samples_ms]
-        stated = summary(samples)
-        run["spec"]["implementationDigest"] = document_digest(implementation)
-        run["spec"]["timing"] = {"latencyNs": {k: stated[k] for k in ("median", "min", "max", "p20", "p80")},
-                                 "primaryStatistic": "median", "samplesNs": samples}
-        run["spec"]["evidence"].pop("rerunOf", None)
-        run["spec"]["observedAt"] = f"{day}T09:00:00Z"
-        (root / "runs" / f"{name}.json").write_text(json.dumps(run, indent=2))
-    relock(root)
+    v2 = planting.implementation(root, "sitegen-triton-v2", commit="2222222222222222")
+    planting.run(root, STEP_RUN, v2, ms(1.21, 1.20, 1.19, 1.20, 1.22), observed="2026-08-22T09:00:00Z")
+    planting.run(root, FLAT_RUN, v2, ms(1.205, 1.20, 1.21, 1.205, 1.20), observed="2026-08-23T09:00:00Z")
+    wide = planting.implementation(root, "wide", name="wide")
+    planting.run(root, "wide-1", wide, STEADY, observed="2026-08-22T09:00:00Z")
+    planting.run(root, "wide-2", wide, ms(0.78, 0.80, 0.83, 0.85, 0.86), observed="2026-08-23T09:00:00Z")
+    offset = planting.implementation(root, "offset", name="offset")
+    planting.run(root, "offset-a", offset, STEADY, observed="2026-08-22T09:00:00+05:00")  # 04:00 UTC
+    planting.run(root, "offset-b", offset, ms(0.9, 0.9, 0.9, 0.9, 0.9), observed="2026-08-22T05:00:00.500Z", details={"noisy": True})
+    planting.run(root, "offset-c", offset, STEADY, observed="2026-08-22T06:00:00Z")
+    moved = planting.implementation(root, "moved", name="moved")
+    planting.run(root, "moved-1", moved, STEADY, observed="2026-08-22T09:00:00Z")
+    planting.run(root, "moved-2", moved, ms(0.900, 0.900, 0.901, 0.900, 0.901), observed="2026-08-23T09:00:00Z",
+                 environment_doc=planting.environment(root, "other-h200-host"))
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> Path:
-    from conftest import FIXTURE
-    import shutil
-
-    root = tmp_path_factory.mktemp("trend") / "records"
-    shutil.copytree(FIXTURE, root)
-    _plant(root)
-    out = root.parent / "site"
-    build_site(root, out)
-    return out
+    return planting.planted_site(tmp_path_factory.mktemp("trend"), _plant)
 
 
 def _figure(site: Path, run: str, chart: str) -> str:
@@ -69,7 +69,7 @@ def _figure(site: Path, run: str, chart: str) -> str:
 
 
 def _table(figure: str) -> list[list[str]]:
-    return [[re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
             for row in re.findall(r"<tr>(.*?)</tr>", figure, re.S)[1:]]
 
 
@@ -80,10 +80,13 @@ def test_the_planted_step_is_marked_and_the_flat_run_is_not(planted):
     assert [r[0][:10] for r in rows] == ["2026-08-20", "2026-08-21", "2026-08-22", "2026-08-23"]
     changes = [r[-1] for r in rows]
     assert changes[0] == changes[1] == changes[3] == ""
-    # 1.20 / 0.82 = 1.463: 46.3% slower, outside the run before's interval 0.81–0.83 ms.
-    assert changes[2].startswith("▲ 46.3% slower than the run before, outside its interval 810–830 µs"), changes[2]
+    # 1.20 / 0.82 = 1.463×, and the bootstrap ratio of samples 1.19-1.22 over 0.81-0.83 ms stays within
+    # 1.19/0.83 = 1.43 and 1.22/0.81 = 1.51.
+    found = re.match(r"▲ 1\.46× slower than the run before: ratio 1\.463× \(95% bootstrap interval (\d\.\d+)–(\d\.\d+)×\) excludes 1$", changes[2])
+    assert found, changes[2]
+    assert 1.19 / 0.83 - 1e-3 <= float(found.group(1)) <= 1.463 <= float(found.group(2)) <= 1.22 / 0.81 + 1e-3
     assert figure.count('class="step"') == 1
-    assert "1 change marked." in figure and "outside the 95% interval of the run" in figure
+    assert "1 change marked." in figure and "the interval of their ratio excludes 1" in figure
 
 
 def test_every_point_links_to_its_run_and_versions_get_their_own_chart(planted):
@@ -132,27 +135,51 @@ def test_a_long_trend_shows_its_newest_runs_and_keeps_their_marks(planted, tmp_p
     rows = _table(figure)
     assert [r[0][:10] for r in rows] == ["2026-08-22", "2026-08-23"]
     # The planted step's earlier run is not drawn, but the change was found over every run.
-    assert rows[0][-1].startswith("▲ 46.3% slower") and figure.count('class="step"') == 1
+    assert rows[0][-1].startswith("▲ 1.46× slower") and figure.count('class="step"') == 1
     assert "The 2 newest of 4 runs; 1 change marked." in figure
 
 
-@pytest.mark.parametrize("later_ms, interval_ms, marked", [
-    (0.85, (0.80, 0.82), "up"),      # outside the interval, 4.9% slower: a change
-    (0.77, (0.80, 0.82), "down"),    # outside, 4.9% faster
-    (0.8125, (0.80, 0.812), None),   # just outside the interval but 0.3% off: under the 1% minimum effect
-    (0.84, (0.70, 0.90), None),      # 3.7% slower but inside a wide interval: noise, not a change
-])
-def test_the_rule_needs_both_the_interval_and_the_minimum_effect(later_ms, interval_ms, marked):
+def test_a_step_inside_the_later_runs_own_spread_marks_nothing(planted):
+    rows = _table(_figure(planted, "wide-2", "history"))
+    assert [r[2] for r in rows] == ["800", "830"]
+    # 0.83 ms lies outside the first run's 0.800–0.801 ms interval and is 3.7% slower, but the later
+    # run's samples reach down to 0.78 ms: the ratio's interval includes 1.
+    assert [r[-1] for r in rows] == ["", ""]
+
+
+def test_points_sort_by_time_and_a_noisy_run_is_not_compared(planted):
+    figure = _figure(planted, "offset-c", "history")
+    rows = _table(figure)
+    # By string "…05:00:00.500Z" < "…06:00:00Z" < "…09:00:00+05:00"; by time the +05:00 run (04:00 UTC) is first.
+    assert [r[0] for r in rows] == ["2026-08-22 04:00", "2026-08-22 05:00", "2026-08-22 06:00"]
+    assert [r[2] for r in rows] == ["800", "900", "800"]
+    # The noisy 0.9 ms run in between is neither marked nor the baseline of the next: no step at all.
+    assert [r[-1] for r in rows] == ["", "noisy: not tested for a change", ""]
+    assert 'class="step"' not in figure and "no change marked" in figure.lower()
+
+
+def test_a_step_across_environments_names_both(planted):
+    rows = _table(_figure(planted, "moved-2", "history"))
+    mark = rows[1][-1]
+    assert mark.startswith("▲ 1.12× slower than the run before"), mark
+    assert mark.endswith("environment changed (sitegen-nvidia-h200 vs other-h200-host): the step may be the machine's"), mark
+
+
+def test_the_trend_cache_keeps_no_index_alive():
+    import gc
+    import weakref
+
     from conftest import FIXTURE
     from sitegen.config import load_config
     from sitegen.registry import open_registry
+    from sitegen.site import trends
     from sitegen.site.index import build_index
-    from sitegen.site.runfacts import Interval
-    from sitegen.site.trends import changes
 
     index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
-    earlier, later = (index.by_digest[d] for d in sorted(f.digest for f in index.runs if f.name.startswith("sitegen-h200-tokens2048-2026")))
-    earlier.value, earlier.interval = 810_000.0, Interval(interval_ms[0] * 1e6, interval_ms[1] * 1e6, "bootstrap")
-    later.value = later_ms * 1e6
-    found = changes([earlier, later])
-    assert (found[1][0] if found else None) == marked, found
+    run = next(f for f in index.runs if f.name == BASE_RUN)
+    assert trends.trend_charts(run, index)  # fills the cache
+    assert id(index) in trends._cache
+    alive = weakref.ref(index)
+    del index, run
+    gc.collect()
+    assert alive() is None and trends._cache == {}
