@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/dev/shm/bench-attest"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--search", choices=("both", "on", "off"), default="both")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     records = args.work / "records"
@@ -45,7 +46,7 @@ def main() -> None:
     sitegen = [sys.executable, "-m", "sitegen"]
     runs = sorted(p.stem for p in (records / "runs").rglob("*.json"))
     rows = []
-    for search in (False, True):
+    for search in {"both": (False, True), "on": (True,), "off": (False,)}[args.search]:
         flag = [] if search else ["--no-search"]
         for n in range(args.repeat):
             site = args.work / f"site-{search}-{n}"
