@@ -116,7 +116,7 @@
       ratioText.textContent = "No ratio: " + aName + " measured 0.";
     } else {
       var ratio = b.value / a.value, found = ratioInterval(a, b);
-      ratioText.textContent = ratioWords(aName, bName, ratio) + " (ratio " + ratio.toFixed(3) + "×).";
+      ratioText.textContent = ratioWords(aName, bName, a.value, b.value, a.unit) + " (ratio " + ratio.toFixed(3) + "×).";
       if (found) {
         // Only a bootstrap interval of the ratio is a 95% one; the ratio of interval ends is a range.
         var label = found[2].indexOf("95% bootstrap") === 0 ? "95% interval of the ratio" : "Range of the ratio";

@@ -116,14 +116,10 @@ def _side(facts: RunFacts) -> Side:
     )
 
 
-def ratio_words(a_name: str, b_name: str, ratio: float) -> str:
-    """``B is 2.77× slower than A`` (or faster, or the same): a ratio of times read as a reader would say it."""
-    if ratio > 1:
-        return f"{b_name} is {ratio:.2f}× slower than {a_name}" if f"{ratio:.2f}" != "1.00" else f"{b_name} is {units.percent(ratio - 1)} slower than {a_name}"
-    if ratio < 1:
-        inverse = 1 / ratio
-        return f"{b_name} is {inverse:.2f}× faster than {a_name}" if f"{inverse:.2f}" != "1.00" else f"{b_name} is {units.percent(inverse - 1)} faster than {a_name}"
-    return f"{b_name} and {a_name} measured the same"
+def ratio_words(a_name: str, b_name: str, a_value: float, b_value: float, unit: str) -> str:
+    """``B is 2.77× slower than A``: a time as a reader says it (units.slower_than); any other
+    metric (memory) ``more`` or ``less``, never ``slower``."""
+    return f"{b_name} is {units.slower_than(b_value, a_value, unit or 'ns', a_name)}"
 
 
 def _names(a: RunFacts, b: RunFacts) -> tuple[str, str]:
@@ -162,7 +158,9 @@ def verdict(a: RunFacts, b: RunFacts) -> str:
     else:
         reason = f"{behind_name} is {reason}"
     if distinct:
-        return f"{ahead_name} is faster by the rule that gives a distinct rank: {reason}."
+        # Lower ranks first in every cohort; only a time is "faster" (memory is "lower").
+        better = "faster" if (ahead.unit or "ns") == "ns" else f"lower in {ahead.metric}"
+        return f"{ahead_name} is {better} by the rule that gives a distinct rank: {reason}."
     return f"No verdict: {reason}. By the rule that gives a distinct rank, the two share one."
 
 
@@ -175,7 +173,7 @@ def _ratio(a: RunFacts, b: RunFacts) -> tuple[str, str, str, str]:
     if not a.value:
         return f"No ratio: {a_name} measured 0.", "", "", ""
     value = b.value / a.value
-    sentence = ratio_words(a_name, b_name, value) + f" (ratio {value:.3f}×)."
+    sentence = ratio_words(a_name, b_name, a.value, b.value, a.unit) + f" (ratio {value:.3f}×)."
     found = ratio_interval(a, b)
     if found is None:
         return sentence, "", "No interval: neither raw samples nor published quantiles on both sides.", verdict(a, b)

@@ -122,3 +122,22 @@ def test_the_script_gives_the_same_verdicts(planted):
             if not expected.endswith("distinct rank"):
                 assert "is faster" not in said, (a, b, said)
         page.close()
+
+
+def test_memory_is_more_or_lower_never_slower_or_faster():
+    from sitegen.config import load_config
+    from sitegen.registry import open_registry
+    from sitegen.site.compare import compare_page, ratio_words
+    from sitegen.site.index import build_index
+
+    assert ratio_words("torch", "Liger", 1000.0, 2220.0, "MB") == "Liger is 2.22× more than torch"
+    assert ratio_words("torch", "Liger", 2220.0, 1000.0, "MB") == "Liger is 2.22× less than torch"
+    index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
+    sitegen = next(f for f in index.runs if f.name == BASE_RUN)
+    liger = next(f for f in index.runs if f.name == "liger-h200-tokens2048-rerun-2026-08-20")
+    for f in (sitegen, liger):  # the same two values read as a memory cohort's
+        f.metric, f.unit = "peak memory", "MB"
+    page = compare_page(sitegen, liger)
+    assert "slower" not in page.ratio and "more than" in page.ratio, page.ratio
+    assert page.verdict.startswith("sitegen Triton JSD is lower in peak memory by the rule"), page.verdict
+    assert "faster" not in page.verdict and "slower" not in page.verdict

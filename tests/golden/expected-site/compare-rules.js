@@ -204,7 +204,7 @@
     var threshold = Math.max(ahead.minEffect, behind.minEffect);
     if (!ahead.value) { return [behind.value > 0, aheadName + " measured 0"]; }
     var gap = behind.value / ahead.value - 1;
-    var gapText = behind.value === ahead.value ? "as fast as " + aheadName : times(behind.value / ahead.value) + " slower than " + aheadName;
+    var gapText = slowerThan(behind.value, ahead.value, behind.unit, aheadName);
     var found = ratioInterval(ahead, behind), effect = percent(threshold) + " minimum effect";
     if (!found) {
       return gap >= threshold ? [true, gapText + ", at least the " + effect + " (no interval)"] : [false, gapText + ", under the " + effect + " (no interval)"];
@@ -226,22 +226,19 @@
     var ahead = aFirst ? a : b, behind = aFirst ? b : a, aheadName = aFirst ? aName : bName, behindName = aFirst ? bName : aName;
     var found = separation(ahead, behind, aheadName);
     var reason = ahead.value ? behindName + " is " + found[1] : found[1];
-    return found[0] ? aheadName + " is faster by the rule that gives a distinct rank: " + reason + "."
+    var better = (ahead.unit || "ns") === "ns" ? "faster" : "lower in " + ahead.metric;
+    return found[0] ? aheadName + " is " + better + " by the rule that gives a distinct rank: " + reason + "."
       : "No verdict: " + reason + ". By the rule that gives a distinct rank, the two share one.";
   };
 
-  var ratioWords = function (aName, bName, ratio) {
-    if (ratio > 1) {
-      return ratio.toFixed(2) !== "1.00" ? bName + " is " + ratio.toFixed(2) + "× slower than " + aName
-        : bName + " is " + ((ratio - 1) * 100).toFixed(1).replace(/\.0$/, "") + "% slower than " + aName;
-    }
-    if (ratio < 1) {
-      var inverse = 1 / ratio;
-      return inverse.toFixed(2) !== "1.00" ? bName + " is " + inverse.toFixed(2) + "× faster than " + aName
-        : bName + " is " + ((inverse - 1) * 100).toFixed(1).replace(/\.0$/, "") + "% faster than " + aName;
-    }
-    return bName + " and " + aName + " measured the same";
+  // units.slower_than: a time "1.83× slower than torch" / "faster"; any other metric (memory) "more" / "less".
+  var slowerThan = function (value, leader, unit, name) {
+    var timed = (unit || "ns") === "ns";
+    if (value === leader) { return (timed ? "as fast as " : "the same as ") + name; }
+    if (value < leader) { return times(leader / value) + (timed ? " faster" : " less") + " than " + name; }
+    return times(value / leader) + (timed ? " slower" : " more") + " than " + name;
   };
+  var ratioWords = function (aName, bName, aValue, bValue, unit) { return bName + " is " + slowerThan(bValue, aValue, unit, aName); };
 
   // labels.flatten: nested JSON → [path, text] in document order, lists of scalars joined.
   var scalar = function (v) { return typeof v === "boolean" ? (v ? "true" : "false") : v === null ? "None" : String(v); };
