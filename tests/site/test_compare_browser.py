@@ -36,12 +36,6 @@ def served(site):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with headless.chromium() as chromium:
-        yield chromium
-
-
 def _text(page) -> str:
     return re.sub(r"\s+", " ", page.inner_text("main"))
 
