@@ -29,7 +29,7 @@ def main(out: Path) -> int:
         doc["spec"]["observedAt"] = f"2026-09-0{i + 1}T00:00:00Z"
         runs.append(doc)
     try:
-        records.write_all(out, records.plan_writes(out, [], runs, key=KEY))
+        records.write_all(out, records.plan_writes(out, [], runs, "jsd", key=KEY))
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 1
