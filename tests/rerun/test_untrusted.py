@@ -198,7 +198,7 @@ def test_emptying_the_guard_s_own_snapshot_is_seen():
     kept, base = list(guards._SNAPSHOT), set(guards._BASE_THREADS)
     try:
         guards._SNAPSHOT.clear()  # what a cheat that read this file would do first
-        assert "sitegen.rerun.guards state (its kept functions or base threads)" in guards.changed()
+        assert guards.changed() == ["sitegen.rerun.guards state (its kept functions or base threads)"]
         guards._SNAPSHOT[:] = kept
         guards._BASE_THREADS.add(-1)  # a thread of its own passed off as one that was there before
         assert guards.changed() == ["sitegen.rerun.guards state (its kept functions or base threads)"]
