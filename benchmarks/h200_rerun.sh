@@ -5,13 +5,14 @@
 #
 #   benchmarks/h200_rerun.sh OPERATION PASSES [more `sitegen rerun` options]
 #
-# Under $OUT: gpu.txt, OPERATION-PASSES.log and .json, and new/ holding only the files the
-# reruns created (paths as in records/), to copy into the registry, then lock and sign.
+# Under $OUT: gpu.txt, OPERATION-PASSES.log and .json, and new-OPERATION-PASSES.tar holding only
+# the files the rerun created (paths as in records/), to copy into the registry, then lock and sign.
 set -u
 op=$1 passes=$2
+name=$op-${passes//,/-}${TAG:+-$TAG}  # TAG names one part among several of a pass
 shift 2
 [ -d /tmp/site ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-  --target /tmp/site .whl/*.whl . || exit 1
+  --no-build-isolation --target /tmp/site .whl/*.whl . || exit 1
 export PYTHONPATH=/tmp/site PYTHONSAFEPATH=1
 nvidia-smi -L > "$OUT/gpu.txt"
 reg=/tmp/reg
@@ -19,7 +20,8 @@ reg=/tmp/reg
 touch /tmp/before
 start=$(date +%s)
 python3 -m sitegen.rerun --operation "$op" --pass "$passes" --out "$reg" --json "$@" \
-  > "$OUT/$op-$passes.json" 2> "$OUT/$op-$passes.log"
+  > "$OUT/$name.json" 2> "$OUT/$name.log"
 echo "$op $passes $*: exit $?, $(( $(date +%s) - start )) s"
-mkdir -p "$OUT/new"
-(cd "$reg" && find . -type f -newer /tmp/before ! -name digests.lock -exec cp --parents {} "$OUT/new/" \;)
+# One archive: the device tool brings back files only a few folders deep.
+(cd "$reg" && find . -type f -newer /tmp/before ! -name digests.lock -print0 \
+  | tar --null -T - -cf "$OUT/new-$name.tar")
