@@ -22,7 +22,7 @@ pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
 from sitegen.rerun.gate import gate_workload  # noqa: E402
 from sitegen.rerun.passes import PassRunner  # noqa: E402
-from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest  # noqa: E402
+from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest, _LazyLoss  # noqa: E402
 from sitegen.rerun.clock import Clock  # noqa: E402
 from sitegen.rerun.timing import collect  # noqa: E402
 
@@ -140,19 +140,6 @@ class LossFromBackward(torch.nn.Module):
         return _LossLater.apply(x, y)
 
 
-class _Lazy(torch.Tensor):
-    """Runs `pending` the first time anything reads it: after the timed region."""
-
-    pending = None
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if _Lazy.pending is not None:
-            fill, _Lazy.pending = _Lazy.pending, None
-            fill()
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
 class _Buffers(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, loss, grad):
@@ -178,8 +165,8 @@ class LazyOutputs(torch.nn.Module):
                 loss.data.copy_(right_loss)
                 grad.data.copy_(right_grad)
 
-        _Lazy.pending = fill
-        return _Buffers.apply(x, loss, grad).as_subclass(_Lazy)
+        _LazyLoss.pending = fill
+        return _Buffers.apply(x, loss, grad).as_subclass(_LazyLoss)
 
 
 def test_an_output_that_computes_itself_when_read_is_refused_unread():
