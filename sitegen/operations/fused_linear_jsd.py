@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
-from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer, revision
+from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer, bundled_document, revision
 from sitegen.rerun.cases import Workload
 
 BETA = 0.5
@@ -95,17 +95,10 @@ class SitegenFusedLinearJSD(Implementation):
         return Head(jsd_beta=BETA)
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
-        from sitegen.importers import catalog
-        from sitegen.rerun.records import named
-
-        doc = catalog.implementation_document("fused_linear_jsd", "sitegen", None)
-        doc["spec"].update({"name": "sitegen",
-                            "projectRevision": revision("fused_linear_jsd.py", version=version, commit=commit,
-                                                        repository=repository),
-                            "callable": {"module": "sitegen.kernels.fused_linear_jsd", "name": "FusedLinearJSD"},
-                            "licensing": {"license": "BSD-2-Clause"}})
-        doc["metadata"]["title"] = self.title
-        return named(doc, "sitegen-fused-linear-jsd")
+        return bundled_document("fused_linear_jsd", "fused_linear_jsd.py",
+                                ("sitegen.kernels.fused_linear_jsd", "FusedLinearJSD"), title=self.title,
+                                record="sitegen-fused-linear-jsd", version=version, commit=commit,
+                                repository=repository, licensing={"license": "BSD-2-Clause"})
 
 
 class LigerFusedLinearJSDPeer(LigerPeer):
@@ -113,11 +106,7 @@ class LigerFusedLinearJSDPeer(LigerPeer):
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
     kernel, liger_class = "fused_linear_jsd", "LigerFusedLinearJSD"
-
-    def build(self, *, dynamic: bool = False):
-        from liger_kernel.transformers import LigerFusedLinearJSD
-
-        return LigerFusedLinearJSD(jsd_beta=BETA)
+    liger_kwargs = {"jsd_beta": BETA}
 
 
 class TorchLinearJSD(TorchPeer):

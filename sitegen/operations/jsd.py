@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
-from sitegen.operations.peers import LigerPeer, TorchPeer, kernels_file, revision
+from sitegen.operations.peers import LigerPeer, TorchPeer, bundled_document, kernels_file
 from sitegen.rerun.cases import Workload
 
 BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
@@ -140,19 +140,11 @@ class SitegenJSD(Implementation):
         return Kernel(beta=BETA)
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
-        from sitegen.importers import catalog
-
-        doc = catalog.implementation_document("jsd", "sitegen", None)
-        doc["spec"].update({
-            "name": "sitegen", "projectRevision": revision("jsd.py", version=version, commit=commit, repository=repository),
-            "callable": {"module": "sitegen.kernels.jsd", "name": "JSD"},
-            "support": {"dtypes": ["fp32", "bf16", "fp16"], "passes": ["forward", "backward", "full"], "devices": ["cuda"]},
-            "licensing": {"license": self.license}, "passNotes": dict(self.pass_notes),
-        })
-        doc["metadata"]["title"] = self.title
-        from sitegen.rerun.records import named
-
-        return named(doc, "sitegen-jsd")
+        return bundled_document(
+            "jsd", "jsd.py", ("sitegen.kernels.jsd", "JSD"), title=self.title, record="sitegen-jsd", version=version,
+            commit=commit, repository=repository,
+            support={"dtypes": ["fp32", "bf16", "fp16"], "passes": ["forward", "backward", "full"], "devices": ["cuda"]},
+            licensing={"license": self.license}, passNotes=dict(self.pass_notes))
 
 
 class LigerJSDPeer(LigerPeer):
@@ -160,11 +152,7 @@ class LigerJSDPeer(LigerPeer):
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
     kernel, liger_class = "jsd", "LigerJSD"
-
-    def build(self, *, dynamic: bool = False):
-        from liger_kernel.transformers import LigerJSD
-
-        return LigerJSD(beta=BETA)
+    liger_kwargs = {"beta": BETA}
 
 
 class TorchJSD(TorchPeer):

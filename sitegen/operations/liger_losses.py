@@ -126,22 +126,12 @@ class LigerCrossEntropy(LigerPeer):
     install = "pip install liger-kernel"
     kernel, liger_class = "cross_entropy", "LigerCrossEntropyLoss"
 
-    def build(self, *, dynamic: bool = False):
-        from liger_kernel.transformers import LigerCrossEntropyLoss
-
-        return LigerCrossEntropyLoss()
-
 
 class TorchCrossEntropy(TorchPeer):
     operation = "cross-entropy"
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
     kernel, callable = "cross_entropy", ("torch.nn", "CrossEntropyLoss")
-
-    def module(self):
-        import torch
-
-        return torch.nn.CrossEntropyLoss()
 
 
 class CompiledCrossEntropy(TorchCrossEntropy):
@@ -156,11 +146,7 @@ class LigerKLDiv(LigerPeer):
     needs = ("liger_kernel",)
     install = "pip install liger-kernel"
     kernel, liger_class = "kl_div", "LigerKLDIVLoss"
-
-    def build(self, *, dynamic: bool = False):
-        from liger_kernel.transformers import LigerKLDIVLoss
-
-        return LigerKLDIVLoss(reduction="batchmean")
+    liger_kwargs = {"reduction": "batchmean"}
 
 
 class TorchKLDiv(TorchPeer):
@@ -168,11 +154,7 @@ class TorchKLDiv(TorchPeer):
     needs = ("torch",)
     install = "pip install 'sitegen[gpu]'"
     kernel, callable = "kl_div", ("torch.nn", "KLDivLoss")
-
-    def module(self):
-        import torch
-
-        return torch.nn.KLDivLoss(reduction="batchmean")
+    module_kwargs = {"reduction": "batchmean"}
 
 
 class CompiledKLDiv(TorchKLDiv):

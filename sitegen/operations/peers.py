@@ -28,6 +28,22 @@ def revision(source: str, *, version, commit, repository) -> dict[str, Any]:
         ("sourceDigest", source_digest(kernels_file(source)))) if v}}
 
 
+def bundled_document(kernel: str, source: str, target: tuple[str, str], *, title: str, record: str, version,
+                     commit, repository, **spec) -> dict[str, Any]:
+    """ImplementationRevision ``record`` of sitegen's own kernel for ``kernel`` (kernels/``source``):
+    the importer's, with the revision and callable that ran and ``spec``'s further fields."""
+    from sitegen.importers import catalog
+    from sitegen.rerun.records import named
+
+    doc = catalog.implementation_document(kernel, "sitegen", None)
+    module, name = target
+    doc["spec"].update({"name": "sitegen",
+                        "projectRevision": revision(source, version=version, commit=commit, repository=repository),
+                        "callable": {"module": module, "name": name}, **spec})
+    doc["metadata"]["title"] = title
+    return named(doc, record)
+
+
 class ImportedDocuments:
     """An operation of Liger's benchmark (``kernel``): its OperationSpec and WorkloadCases exactly
     as sitegen's Liger importer writes them (axes in the importer's order, its scalars)."""
@@ -79,10 +95,12 @@ class Peer(Implementation):
 
 
 class LigerPeer(Peer):
-    """Liger-Kernel's module ``liger_class`` (from liger_kernel.transformers)."""
+    """Liger-Kernel's module ``liger_class`` (from liger_kernel.transformers), built with
+    ``liger_kwargs``."""
 
     provider = "liger"
     liger_class: ClassVar[str]
+    liger_kwargs: ClassVar[dict[str, Any]] = {}
 
     def available(self) -> str | None:
         try:
@@ -102,6 +120,11 @@ class LigerPeer(Peer):
             import liger_kernel
 
             return getattr(liger_kernel, "__version__", None)
+
+    def build(self, *, dynamic: bool = False):
+        import liger_kernel.transformers as lt
+
+        return getattr(lt, self.liger_class)(**self.liger_kwargs)
 
 
 def _quiet_compiler() -> None:
@@ -124,6 +147,7 @@ class TorchPeer(Peer):
     """A torch module (``module()``), eager or, with provider torch_compile, compiled."""
 
     provider = "torch"
+    module_kwargs: ClassVar[dict[str, Any]] = {}
 
     def version(self) -> str | None:
         import torch
@@ -131,7 +155,12 @@ class TorchPeer(Peer):
         return torch.__version__
 
     def module(self):
-        raise NotImplementedError
+        """The module class ``callable`` names, built with ``module_kwargs``: the record names what runs.
+        Override where ``callable`` names a function or the peer itself."""
+        import importlib
+
+        module, name = self.callable
+        return getattr(importlib.import_module(module), name)(**self.module_kwargs)
 
     def build(self, *, dynamic: bool = False):
         """torch.compile is timed with static shapes (one graph per timed shape, the fastest code

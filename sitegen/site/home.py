@@ -17,7 +17,7 @@ from sitegen.site.evidence import LEVELS
 from sitegen.site.index import Index, RunFacts
 from sitegen.site.labels import Link
 from sitegen.site.listings import CountRow, RunRow, by_newest, gpu_items, implementation_items
-from sitegen.site.ranking import headline_pass
+from sitegen.site.ranking import headline_pass, tally_firsts
 
 NEWEST = 12
 LISTED_OPERATIONS = 50
@@ -50,21 +50,19 @@ class HomePage:
     newest: list[RunRow]
 
 
-def _headline_firsts(runs: list[RunFacts], index: Index) -> dict[str, tuple[str, dict[str, list[int]], int]]:
-    """Per GPU slug: (GPU, {leader label: [firsts alone, firsts shared]}, headline cohorts) of ``runs``' headline latency cohorts."""
+def _headline_firsts(runs: list[RunFacts], index: Index) -> dict[str, tuple[str, list[tuple[str, bool]], int]]:
+    """Per GPU slug: (GPU, [(leader label, first alone)] one a first place, headline cohorts) of ``runs``' headline latency cohorts."""
     headline = headline_pass(runs)
-    out: dict[str, tuple[str, dict[str, list[int]], int]] = {}
+    out: dict[str, tuple[str, list[tuple[str, bool]], int]] = {}
     for key in sorted({f.cohort for f in runs if f.cohort}):
         members = index.cohorts[key]
         first = members[0]
         # A cohort where one implementation alone is ranked has no leader: nobody was beaten.
         if first.timed_pass != headline or first.metric != "latency" or len({f.implementation.name for f in members if f.rank is not None}) < 2:
             continue
-        gpu, counts, total = out.get(first.gpu_slug, (first.gpu, {}, 0))
-        for f in members:
-            if f.rank == 1:
-                counts.setdefault(L.implementation_label(f.implementation), [0, 0])[0 if f.rank_label == "1" else 1] += 1
-        out[first.gpu_slug] = (gpu, counts, total + 1)
+        gpu, firsts, total = out.get(first.gpu_slug, (first.gpu, [], 0))
+        firsts.extend((L.implementation_label(f.implementation), f.rank_label == "1") for f in members if f.rank == 1)
+        out[first.gpu_slug] = (gpu, firsts, total + 1)
     return out
 
 
@@ -95,9 +93,9 @@ def leader_rows(index: Index) -> list[LeaderRow]:
     for operation in index.operations:
         if operation.name not in in_small:
             continue
-        for gpu_slug, (gpu, counts, total) in sorted(_headline_firsts(index.runs_of_operation.get(operation.name, []), index).items()):
-            if counts:
-                names, alone, shared = _most_firsts(counts)
+        for gpu_slug, (gpu, firsts, total) in sorted(_headline_firsts(index.runs_of_operation.get(operation.name, []), index).items()):
+            if firsts:
+                names, alone, shared = _most_firsts(tally_firsts(firsts))
                 rows.append(LeaderRow(Link(L.operation_title(operation), L.operation_path(operation.name)), gpu,
                                       headline_pass(index.runs_of_operation[operation.name]) or "", " and ".join(names),
                                       _detail(alone, shared, total, "workload", len(names) > 1)))
@@ -107,22 +105,19 @@ def leader_rows(index: Index) -> list[LeaderRow]:
         if source in large:
             of_source[(source, f.operation.name)].append(f)
     for source in sorted(large):
-        tally: dict[str, tuple[str, dict[str, list[int]], list[int]]] = {}
+        tally: dict[str, tuple[str, list[tuple[str, bool]], list[int]]] = {}
         passes = set()
         for name in sorted(sources[source]):
             of_operation = of_source[(source, name)]
             passes.add(headline_pass(of_operation) or "")
-            for gpu_slug, (gpu, counts, total) in _headline_firsts(of_operation, index).items():
-                _, merged, cohorts = tally.setdefault(gpu_slug, (gpu, {}, [0]))
+            for gpu_slug, (gpu, firsts, total) in _headline_firsts(of_operation, index).items():
+                _, merged, cohorts = tally.setdefault(gpu_slug, (gpu, [], [0]))
                 cohorts[0] += total
-                for label, (alone, shared) in counts.items():
-                    merged.setdefault(label, [0, 0])
-                    merged[label][0] += alone
-                    merged[label][1] += shared
+                merged.extend(firsts)
         link = Link(f"{source}: {len(sources[source]):,} operations", f"{OPERATIONS_INDEX}#{anchors.get(source, '')}")
         for gpu_slug, (gpu, merged, cohorts) in sorted(tally.items()):
             if merged:
-                names, alone, shared = _most_firsts(merged)
+                names, alone, shared = _most_firsts(tally_firsts(merged))
                 rows.append(LeaderRow(link, gpu, " / ".join(sorted(passes)), " and ".join(names),
                                       _detail(alone, shared, cohorts[0], "cohort", len(names) > 1)))
     return rows

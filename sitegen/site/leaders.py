@@ -14,6 +14,7 @@ from sitegen.site import labels as L
 from sitegen.site import units
 from sitegen.site.index import Index, RunFacts, slug
 from sitegen.site.labels import Link
+from sitegen.site.ranking import tally_firsts
 
 RANGE_PREFIX = "range from each run's "
 
@@ -112,16 +113,11 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
 
 def _answer(rows: list[SummaryRow]) -> str:
     # A win needs someone beaten: where one implementation alone is ranked, it is not "fastest".
-    wins: dict[str, int] = {}
-    alone: dict[str, int] = {}
-    for r in rows:
-        if r.runner_up is None:
-            alone[r.leader.text] = alone.get(r.leader.text, 0) + 1
-        elif not r.tied:
-            wins[r.leader.text] = wins.get(r.leader.text, 0) + 1
+    firsts = tally_firsts((r.leader.text, not r.tied) for r in rows if r.runner_up is not None)
+    alone = tally_firsts((r.leader.text, True) for r in rows if r.runner_up is None)
     n = len(rows)
-    most = sorted(wins.items(), key=lambda item: (-item[1], item[0]))
-    lone = "".join(f"; {name} is the only ranked implementation at {k} of {n}" for name, k in sorted(alone.items()))
+    most = sorted(((name, k) for name, (k, _) in firsts.items() if k), key=lambda item: (-item[1], item[0]))
+    lone = "".join(f"; {name} is the only ranked implementation at {k} of {n}" for name, (k, _) in sorted(alone.items()))
     if not most:
         text = f"No implementation leads alone at any of the {n} workload{'s' if n > 1 else ''}"
     elif most[0][1] == n:

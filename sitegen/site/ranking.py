@@ -31,6 +31,7 @@ threshold) and nvbench's compare script (relative noise decides before the diffe
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,3 +220,12 @@ def rank_cohort(members: list[RunFacts]) -> None:
         # How sure the gap to the leader is, which the summary states beside the ratio.
         if facts is not leader and leader.value:
             facts.leader_ratio = _ratio_interval(estimates[id(leader)], estimates[id(facts)])
+
+
+def tally_firsts(firsts: Iterable[tuple[str, bool]]) -> dict[str, list[int]]:
+    """{implementation: [firsts alone, firsts shared]} of (implementation, first alone) pairs,
+    one a first place: how the home page and the operation summary count wins."""
+    counts: dict[str, list[int]] = {}
+    for name, alone in firsts:
+        counts.setdefault(name, [0, 0])[0 if alone else 1] += 1
+    return counts

@@ -22,7 +22,7 @@ pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
 from sitegen.rerun.gate import gate_workload  # noqa: E402
 from sitegen.rerun.passes import PassRunner  # noqa: E402
-from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest  # noqa: E402
+from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest, lazy_loss  # noqa: E402
 from sitegen.rerun.clock import Clock  # noqa: E402
 from sitegen.rerun.timing import collect  # noqa: E402
 
@@ -140,20 +140,9 @@ class LossFromBackward(torch.nn.Module):
         return _LossLater.apply(x, y)
 
 
-class _Lazy(torch.Tensor):
-    """Runs `pending` the first time anything reads it: after the timed region."""
-
-    pending = None
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        if _Lazy.pending is not None:
-            fill, _Lazy.pending = _Lazy.pending, None
-            fill()
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
 class _Buffers(torch.autograd.Function):
+    """Returns `loss` itself, not _Given's copy, so the lazy fill lands in the loss the caller reads."""
+
     @staticmethod
     def forward(ctx, x, loss, grad):
         ctx.grad = grad
@@ -169,17 +158,7 @@ class LazyOutputs(torch.nn.Module):
     whoever reads it, computes the right loss and gradient into the buffers it returned."""
 
     def forward(self, x, y):
-        loss, grad = torch.zeros((), dtype=x.dtype, device=x.device), torch.zeros_like(x)
-
-        def fill():
-            with torch._C.DisableTorchFunctionSubclass():
-                right_loss, right_grad = _honest(x, y)
-                # .data: around autograd's version counter, as a cheat would.
-                loss.data.copy_(right_loss)
-                grad.data.copy_(right_grad)
-
-        _Lazy.pending = fill
-        return _Buffers.apply(x, loss, grad).as_subclass(_Lazy)
+        return lazy_loss(x, y, _Buffers.apply)
 
 
 def test_an_output_that_computes_itself_when_read_is_refused_unread():
