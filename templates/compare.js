@@ -152,9 +152,10 @@
       });
       diff.appendChild(el("h3", part[0]));
       if (rows.length) {
-        var block = table(["Field", "A", "B"], rows, "compare-diff");
-        var caption = el("caption", rows.length + " field" + (rows.length === 1 ? "" : "s") + " differ; " + sameCount + " the same");
-        block.firstChild.insertBefore(caption, block.firstChild.firstChild);
+        // The count is the figure's caption, outside the scrolling box, so it never scrolls away with the columns.
+        var block = el("figure", null, "table");
+        block.appendChild(el("figcaption", rows.length + " field" + (rows.length === 1 ? "" : "s") + " differ; " + sameCount + " the same"));
+        block.appendChild(table(["Field", "A", "B"], rows, "compare-diff"));
         diff.appendChild(block);
       } else {
         diff.appendChild(el("p", "The same in every field (" + sameCount + ")."));
