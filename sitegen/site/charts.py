@@ -120,9 +120,9 @@ def _distinct_labels(axis: Axis, ticks: list[float]) -> list[str]:
 
 
 def _text_width(text: str, size: float = PHONE_TEXT) -> float:
-    """A generous estimate of a label's width in chart units: 0.62 em a character (DejaVu Sans, the
+    """A generous estimate of a label's width in chart units: 0.64 em a character (DejaVu Sans, the
     widest common system-ui font, draws digits at 0.64 em and text at about 0.55)."""
-    return len(text) * 0.62 * size
+    return len(text) * 0.64 * size
 
 
 @dataclass(frozen=True)
