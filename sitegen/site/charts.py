@@ -17,7 +17,13 @@ from datetime import date
 from sitegen.site import xmltext
 
 WIDTH, HEIGHT = 640, 300
-LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 44
+LEFT, RIGHT, TOP, BOTTOM = 72, 16, 18, 44
+# On a phone the stylesheet draws chart text at 21 units, so that it reads at 11 px or more on a
+# 358 px wide chart. Every label is placed to have room at that size, not only at the 12 units of
+# a wide screen: laid out for 12, the legend's entries overlapped one another and the x axis's
+# title, the y axis's title ran into its tick labels and the last date was cut off.
+# TOP leaves a phone-sized y label at the very top of the plot inside the chart.
+PHONE_TEXT = 21
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies; dashes tell
 # lines apart in print and in grey.
 # The last, Okabe–Ito's black, is the page's text colour instead, so it stays visible in dark mode.
@@ -114,41 +120,109 @@ def _distinct_labels(axis: Axis, ticks: list[float]) -> list[str]:
     return labels
 
 
-def _frame(title: str, desc: str, body: list[str], legend: list[str]) -> str:
-    rows = (len(legend) + 2) // 3
-    # Room under the last legend row for text the phone stylesheet draws larger.
-    height = HEIGHT + rows * 18 + 8
+def _text_width(text: str, size: float = PHONE_TEXT) -> float:
+    """A generous estimate of a label's width in chart units: 0.64 em a character (DejaVu Sans, the
+    widest common system-ui font, draws digits at 0.64 em and text at about 0.55)."""
+    return len(text) * 0.64 * size
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the plot sits in the 640-unit-wide chart: its left and right edges and its x axis."""
+
+    left: float = LEFT
+    right: float = WIDTH - RIGHT
+    bottom: float = HEIGHT - BOTTOM
+
+
+def _layout(y_labels: list[str], x_labels: list[str], x_fractions: list[float]) -> _Layout:
+    """A plot area leaving room, at phone text size, for the y tick labels beside the rotated y
+    title, and for the last x tick label inside the chart's right edge (``x_fractions``: where
+    each x tick falls between the plot's edges, 0 to 1)."""
+    widest = max((_text_width(label) for label in y_labels), default=0.0)
+    left = max(LEFT, 28 + widest + 6)  # the rotated title's band, the labels, their gap to the axis
+    right = WIDTH - RIGHT
+    for label, fraction in zip(x_labels, x_fractions):
+        if fraction > 0:
+            right = min(right, left + (WIDTH - 2 - _text_width(label) / 2 - left) / fraction)
+    return _Layout(left=round(left), right=round(right))
+
+
+def _fractions(values: list[float], log: bool, ticks: list[float]) -> list[float]:
+    to_unit, _, _ = _scale(values, log, 0.0, 1.0)
+    return [to_unit(t) for t in ticks]
+
+
+def _shown_labels(labels: list[str], positions: list[float]) -> list[str]:
+    """Every tick's label where they all fit side by side at phone text size; else every second
+    one (every third, ...), starting from the first, so that no two labels overlap."""
+    for step in range(1, len(labels) + 1):
+        kept = [i for i in range(len(labels)) if i % step == 0]
+        if all(positions[b] - positions[a] >= (_text_width(labels[a]) + _text_width(labels[b])) / 2 + 8
+               for a, b in zip(kept, kept[1:])):
+            return [label if i % step == 0 else "" for i, label in enumerate(labels)]
+    return labels[:1] + [""] * (len(labels) - 1)
+
+
+def _frame(title: str, desc: str, body: list[str], legend: list[tuple[str, str, str]], layout: _Layout) -> str:
+    placed, rows = _legend(legend, layout)
+    # The x tick labels, the x axis's title and each legend row get a line of phone-sized text.
+    height = layout.bottom + (70 + (rows - 1) * 26 + 12 if rows else 58)
     head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" class="chart"'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {_num(height)}" role="img" class="chart"'
         f' font-family="system-ui, sans-serif" font-size="12">'
         f"<title>{_escape(title)}</title><desc>{_escape(desc)}</desc>"
     )
-    return head + "".join(body) + "".join(legend) + "</svg>"
+    return head + "".join(body) + "".join(placed) + "</svg>"
 
 
-def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks) -> list[str]:
-    out = [f'<g stroke="#8c959f" fill="none"><path d="M{LEFT} {TOP}V{HEIGHT - BOTTOM}H{WIDTH - RIGHT}"/></g>']
+def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks, layout: _Layout) -> list[str]:
+    left, right, bottom = layout.left, layout.right, layout.bottom
+    out = [f'<g stroke="#8c959f" fill="none"><path d="M{left} {TOP}V{_num(bottom)}H{right}"/></g>']
     text = []
-    for t in x_ticks:
-        px = _num(x_px(t))
-        out.append(f'<path d="M{px} {HEIGHT - BOTTOM}v4" stroke="#8c959f"/>')
-        text.append(f'<text x="{px}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_escape(_label(x, t))}</text>')
+    positions = [x_px(t) for t in x_ticks]
+    for t, px_value, label in zip(x_ticks, positions, _shown_labels([_label(x, t) for t in x_ticks], positions)):
+        px = _num(px_value)
+        out.append(f'<path d="M{px} {_num(bottom)}v4" stroke="#8c959f"/>')
+        if label:
+            text.append(f'<text x="{px}" y="{_num(bottom + 20)}" text-anchor="middle">{_escape(label)}</text>')
     y_labels = _distinct_labels(y, y_ticks)
     for t, text_label in zip(y_ticks, y_labels):
         py = _num(y_px(t))
-        out.append(f'<path d="M{LEFT} {py}H{WIDTH - RIGHT}" stroke="#d0d7de" stroke-width="0.5"/>')
-        text.append(f'<text x="{LEFT - 6}" y="{py}" dy="4" text-anchor="end">{_escape(text_label)}</text>')
-    text.append(f'<text x="{(LEFT + WIDTH - RIGHT) // 2}" y="{HEIGHT - 8}" text-anchor="middle">{_escape(x.label)}</text>')
-    text.append(f'<text transform="translate(14 {(TOP + HEIGHT - BOTTOM) // 2}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')
+        out.append(f'<path d="M{left} {py}H{right}" stroke="#d0d7de" stroke-width="0.5"/>')
+        text.append(f'<text x="{left - 6}" y="{py}" dy="4" text-anchor="end">{_escape(text_label)}</text>')
+    text.append(f'<text x="{_num((left + right) / 2)}" y="{_num(bottom + 46)}" text-anchor="middle">{_escape(x.label)}</text>')
+    text.append(f'<text transform="translate(20 {_num((TOP + bottom) / 2)}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')
     return out + [f'<g fill="currentColor">{"".join(text)}</g>']
 
 
-def _legend_item(i: int, name: str, colour: str, dash: str) -> str:
-    x = LEFT + (i % 3) * 190
-    y = HEIGHT + (i // 3) * 18 + 4
-    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-    return (f'<path d="M{x} {y}h24" stroke="{colour}" stroke-width="2.5"{dash_attr}/>'
-            f'<text x="{x + 30}" y="{y + 4}" fill="currentColor">{_escape(name[:28])}</text>')
+def _legend(items: list[tuple[str, str, str]], layout: _Layout) -> tuple[list[str], int]:
+    """Each entry (name, colour, dash) after the one before, on as many rows as their phone-sized
+    widths need; returns the drawn entries and the number of rows."""
+    out, x, row = [], layout.left, 0
+    for name, colour, dash in items:
+        name = name[:28]
+        width = 30 + _text_width(name)
+        if x > layout.left and x + width > WIDTH - 8:
+            row, x = row + 1, layout.left
+        y = layout.bottom + 70 + row * 26
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<path d="M{_num(x)} {_num(y)}h24" stroke="{colour}" stroke-width="2.5"{dash_attr}/>'
+                   f'<text x="{_num(x + 30)}" y="{_num(y + 5)}" fill="currentColor">{_escape(name)}</text>')
+        x += width + 20
+    return out, (row + 1 if items else 0)
+
+
+def _plot(x: Axis, y: Axis, xs: list[float], ys: list[float], y_ticks_of, x_ticks_of) -> tuple:
+    """The layout and both scales of a chart of these values: the y scale first (its labels set
+    the left margin), then the x scale over the plot's width."""
+    y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
+    y_ticks = y_ticks_of(y_lo, y_hi)
+    _, x_lo, x_hi = _scale(xs, x.log, 0.0, 1.0)
+    x_ticks = x_ticks_of(x_lo, x_hi)
+    layout = _layout(_distinct_labels(y, y_ticks), [_label(x, t) for t in x_ticks], _fractions(xs, x.log, x_ticks))
+    x_px, _, _ = _scale(xs, x.log, layout.left, layout.right)
+    return layout, x_px, y_px, x_ticks, y_ticks
 
 
 def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis) -> str:
@@ -157,18 +231,21 @@ def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis)
     ys = [p[1] for s in series for p in s.points]
     if not xs:
         raise ValueError("a chart needs at least one point")
-    x_px, x_lo, x_hi = _scale(xs, x.log, LEFT, WIDTH - RIGHT)
-    y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
     distinct_x = sorted(set(xs))
-    x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
-    if x.dates:
-        # One tick per day: at the first point of each day when there are few, else spread.
-        ticks = distinct_x if len(distinct_x) <= 4 else x_ticks
-        by_day: dict[str, float] = {}
-        for t in ticks:
-            by_day.setdefault(_label(x, t), t)
-        x_ticks = list(by_day.values())
-    body = _axes(x, y, x_px, y_px, x_ticks, _ticks(y_lo, y_hi, y.log))
+
+    def x_ticks_of(x_lo: float, x_hi: float) -> list[float]:
+        x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
+        if x.dates:
+            # One tick per day: at the first point of each day when there are few, else spread.
+            ticks = distinct_x if len(distinct_x) <= 4 else x_ticks
+            by_day: dict[str, float] = {}
+            for t in ticks:
+                by_day.setdefault(_label(x, t), t)
+            x_ticks = list(by_day.values())
+        return x_ticks
+
+    layout, x_px, y_px, x_ticks, y_ticks = _plot(x, y, xs, ys, lambda lo, hi: _ticks(lo, hi, y.log), x_ticks_of)
+    body = _axes(x, y, x_px, y_px, x_ticks, y_ticks, layout)
     legend = []
     colour_index = 0
     for i, s in enumerate(series):
@@ -184,8 +261,8 @@ def line_chart(*, title: str, desc: str, series: list[Series], x: Axis, y: Axis)
         body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}"{dash_attr}/>')
         if not s.floor:
             body.append(f'<g fill="{colour}">' + "".join(f'<circle cx="{a}" cy="{b}" r="3"/>' for a, b in points) + "</g>")
-        legend.append(_legend_item(i, s.name, colour, dash))
-    return _frame(title, desc, body, legend)
+        legend.append((s.name, colour, dash))
+    return _frame(title, desc, body, legend, layout)
 
 
 def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, float], band: tuple[float, float] | None,
@@ -200,14 +277,15 @@ def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, fl
     counts = [0] * bins
     for v in values:
         counts[min(int((v - lo) / width), bins - 1)] += 1
-    x_px, x_lo, x_hi = _scale([lo, hi], False, LEFT, WIDTH - RIGHT)
-    y_px, _, _ = _scale([0, max(counts)], False, HEIGHT - BOTTOM, TOP)
     y_axis = Axis("samples")
-    y_ticks = [t for t in _ticks(0, max(counts), False) if t == int(t)]
-    body = _axes(x, y_axis, x_px, y_px, _ticks(x_lo, x_hi, False), y_ticks)
+    layout, x_px, y_px, x_ticks, y_ticks = _plot(
+        x, y_axis, [lo, hi], [0, max(counts)],
+        lambda _lo, _hi: [t for t in _ticks(0, max(counts), False) if t == int(t)],
+        lambda x_lo, x_hi: _ticks(x_lo, x_hi, False))
+    body = _axes(x, y_axis, x_px, y_px, x_ticks, y_ticks, layout)
     if band is not None:
         a, b = x_px(band[0]), x_px(band[1])
-        body.append(f'<rect x="{_num(a)}" y="{TOP}" width="{_num(max(b - a, 1.0))}" height="{HEIGHT - BOTTOM - TOP}" fill="#d55e00" opacity="0.2"/>')
+        body.append(f'<rect x="{_num(a)}" y="{TOP}" width="{_num(max(b - a, 1.0))}" height="{_num(layout.bottom - TOP)}" fill="#d55e00" opacity="0.2"/>')
     bars = []
     base = y_px(0)
     for i, count in enumerate(counts):
@@ -220,11 +298,11 @@ def histogram(*, title: str, desc: str, values: list[float], marks: dict[str, fl
     for i, (name, value) in enumerate(marks.items()):
         px = _num(x_px(value))
         # The text colour, not black: a black median line vanished on the dark theme's background.
-        body.append(f'<path d="M{px} {TOP}V{HEIGHT - BOTTOM}" stroke="currentColor" stroke-width="2" stroke-dasharray="{DASHES[i + 1]}"/>')
-        legend.append(_legend_item(i, name, "currentColor", DASHES[i + 1]))
+        body.append(f'<path d="M{px} {TOP}V{_num(layout.bottom)}" stroke="currentColor" stroke-width="2" stroke-dasharray="{DASHES[i + 1]}"/>')
+        legend.append((name, "currentColor", DASHES[i + 1]))
     if band is not None:
-        legend.append(_legend_item(len(legend), "95% interval", "#d55e00", ""))
-    return _frame(title, desc, body, legend)
+        legend.append(("95% interval", "#d55e00", ""))
+    return _frame(title, desc, body, legend, layout)
 
 
 @dataclass(frozen=True)
@@ -251,16 +329,19 @@ def trend_chart(*, title: str, desc: str, points: list[TrendPoint], x: Axis, y: 
     if not points:
         raise ValueError("a chart needs at least one point")
     ys = [p.y for p in points] + [v for p in points for v in (p.low, p.high) if v is not None]
-    x_px, x_lo, x_hi = _scale([p.x for p in points], x.log, LEFT, WIDTH - RIGHT)
-    y_px, y_lo, y_hi = _scale(ys, y.log, HEIGHT - BOTTOM, TOP)
     distinct_x = sorted({p.x for p in points})
-    x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
-    if x.dates:
-        by_day: dict[str, float] = {}
-        for t in (distinct_x if len(distinct_x) <= 4 else x_ticks):
-            by_day.setdefault(_label(x, t), t)
-        x_ticks = list(by_day.values())
-    body = _axes(x, y, x_px, y_px, x_ticks, _ticks(y_lo, y_hi, y.log))
+
+    def x_ticks_of(x_lo: float, x_hi: float) -> list[float]:
+        x_ticks = _ticks(x_lo, x_hi, x.log, None if x.dates else distinct_x)
+        if x.dates:
+            by_day: dict[str, float] = {}
+            for t in (distinct_x if len(distinct_x) <= 4 else x_ticks):
+                by_day.setdefault(_label(x, t), t)
+            x_ticks = list(by_day.values())
+        return x_ticks
+
+    layout, x_px, y_px, x_ticks, y_ticks = _plot(x, y, [p.x for p in points], ys, lambda lo, hi: _ticks(lo, hi, y.log), x_ticks_of)
+    body = _axes(x, y, x_px, y_px, x_ticks, y_ticks, layout)
     colour = COLOURS[0]
     placed = [(_num(x_px(p.x)), _num(y_px(p.y)), p) for p in points]
     body.append(f'<path d="M{"L".join(f"{a} {b}" for a, b, _ in placed)}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
@@ -277,7 +358,7 @@ def trend_chart(*, title: str, desc: str, points: list[TrendPoint], x: Axis, y: 
             marks.append(f'<path class="step" d="M{a} {_num(y_px(p.y) + sign * 15)}l-6 {-sign * 8}h12z" fill="{STEP_COLOUR}"/>')
         marks.append(f'<circle cx="{a}" cy="{b}" r="4" fill="{colour}"/>')
         body.append(f'<a href={xmltext.attr(p.href)}><title>{_escape(p.label)}</title>{"".join(marks)}</a>')
-    legend = [_legend_item(0, "run (bar: its 95% interval)", colour, "")]
+    legend = [("run (bar: its 95% interval)", colour, "")]
     if any(p.step for p in points):
-        legend.append(_legend_item(1, "change marked", STEP_COLOUR, "5 3"))
-    return _frame(title, desc, body, legend)
+        legend.append(("change marked", STEP_COLOUR, "5 3"))
+    return _frame(title, desc, body, legend, layout)

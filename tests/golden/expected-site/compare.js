@@ -35,11 +35,17 @@
     var bins = 40, counts = new Array(bins).fill(0), width = (hi - lo) / bins;
     shown.forEach(function (v) { counts[Math.min(Math.floor((v - lo) / width), bins - 1)] += 1; });
     var most = Math.max.apply(null, counts);
-    var NS = "http://www.w3.org/2000/svg", W = 640, H = 220, L = 16, R = 16, T = 8, B = 40;
+    // Room under the plot for a line of ticks and one or two of caption at the 21 units the phone
+    // stylesheet draws chart text at (so that it reads at 11 px on a 358 px wide chart): the size
+    // is set on the svg, where that stylesheet can override it, not on each text.
+    var cutNote = n - shown.length ? "the slowest 1% not drawn" : "";
+    var NS = "http://www.w3.org/2000/svg", W = 640, L = 16, R = 16, T = 8, B = cutNote ? 82 : 56, H = 164 + B;
     var svg = document.createElementNS(NS, "svg");
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     svg.setAttribute("class", "chart");
     svg.setAttribute("role", "img");
+    svg.setAttribute("font-family", "system-ui, sans-serif");
+    svg.setAttribute("font-size", "12");
     var median = (sorted[Math.floor((n - 1) / 2)] + sorted[Math.floor(n / 2)]) / 2;
     var title = document.createElementNS(NS, "title");
     title.textContent = "Histogram of " + n + " latency samples, median " + show(median, "ns");
@@ -61,11 +67,12 @@
     shape("path", { d: "M" + x(median) + " " + T + "V" + (H - B), stroke: "currentColor", "stroke-width": "2", "stroke-dasharray": "6 3" });
     shape("path", { d: "M" + L + " " + (H - B) + "H" + (W - R), stroke: "#8c959f" });
     [[lo, "start"], [hi, "end"]].forEach(function (end) {
-      var t = shape("text", { x: x(end[0]), y: H - B + 16, "text-anchor": end[1], fill: "currentColor", "font-size": "12" });
+      var t = shape("text", { x: x(end[0]), y: H - B + 20, "text-anchor": end[1], fill: "currentColor" });
       t.textContent = significant(end[0] / s[1]) + " " + s[0];
     });
-    var axis = shape("text", { x: W / 2, y: H - 6, "text-anchor": "middle", fill: "currentColor", "font-size": "12" });
-    axis.textContent = "latency; dashed: median " + show(median, "ns") + (n - shown.length ? "; the slowest 1% not drawn" : "");
+    var axis = shape("text", { x: W / 2, y: H - B + 46, "text-anchor": "middle", fill: "currentColor" });
+    axis.textContent = "latency; dashed: median " + show(median, "ns");
+    if (cutNote) { shape("text", { x: W / 2, y: H - B + 72, "text-anchor": "middle", fill: "currentColor" }).textContent = cutNote; }
     figure.appendChild(svg);
     return figure;
   };
@@ -152,9 +159,10 @@
       });
       diff.appendChild(el("h3", part[0]));
       if (rows.length) {
-        var block = table(["Field", "A", "B"], rows, "compare-diff");
-        var caption = el("caption", rows.length + " field" + (rows.length === 1 ? "" : "s") + " differ; " + sameCount + " the same");
-        block.firstChild.insertBefore(caption, block.firstChild.firstChild);
+        // The count is the figure's caption, outside the scrolling box, so it never scrolls away with the columns.
+        var block = el("figure", null, "table");
+        block.appendChild(el("figcaption", rows.length + " field" + (rows.length === 1 ? "" : "s") + " differ; " + sameCount + " the same"));
+        block.appendChild(table(["Field", "A", "B"], rows, "compare-diff"));
         diff.appendChild(block);
       } else {
         diff.appendChild(el("p", "The same in every field (" + sameCount + ")."));
