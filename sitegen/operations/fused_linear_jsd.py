@@ -108,6 +108,23 @@ class LigerFusedLinearJSDPeer(LigerPeer):
     kernel, liger_class = "fused_linear_jsd", "LigerFusedLinearJSD"
     liger_kwargs = {"jsd_beta": BETA}
 
+    def build(self, *, dynamic: bool = False):
+        import torch
+
+        liger = super().build(dynamic=dynamic)
+
+        class NoLabels(torch.nn.Module):
+            # Liger 0.8.5's forward takes shift_labels as a required positional argument: on the
+            # H200 every gate case raised a TypeError without it. The operation has no labels.
+            def __init__(self):
+                super().__init__()
+                self.liger = liger
+
+            def forward(self, student_input, student_weight, teacher_input, teacher_weight):
+                return self.liger(student_input, student_weight, teacher_input, teacher_weight, None)
+
+        return NoLabels()
+
 
 class TorchLinearJSD(TorchPeer):
     """linear_jsd_reference in float32 with the GEMM in the inputs' dtype (bf16 logits, as a plain
