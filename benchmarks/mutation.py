@@ -103,7 +103,10 @@ def _scratch(module: str) -> Path:
 
 
 def _mutmut(root: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(root / "mutants"), PYTHONDONTWRITEBYTECODE="1")
+    # One OpenMP thread: mutmut forks a test process per mutant from a parent that has imported
+    # torch, and a fork of a process with a live OpenMP pool hangs until mutmut's timeout. Those
+    # hangs read "timeout", which counts as killed: gate.py's first run had 101 of them.
+    env = dict(os.environ, PYTHONPATH=str(root / "mutants"), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
     return subprocess.run([sys.executable, "-c", "from mutmut.__main__ import cli; cli()", *args], cwd=root, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -123,8 +126,9 @@ def measure(module: str) -> dict:
     diffs = _diffs(root, alive)
     survivors = [{"name": name, "status": statuses[name], "diff": _trim(diffs[name])} for name in alive]
     killed = sum(s in STATUS_KILLED for s in statuses.values())
-    return {"module": module, "killed": killed, "total": len(statuses), "survivors": survivors, "seconds": seconds,
-            "tests": MODULES[module]}
+    timeouts = sum(s == "timeout" for s in statuses.values())
+    return {"module": module, "killed": killed, "timeouts": timeouts, "total": len(statuses), "survivors": survivors,
+            "seconds": seconds, "tests": MODULES[module]}
 
 
 # `mutmut show` for many mutants in one process: a process each cost longer than the run itself.
@@ -205,7 +209,8 @@ def _section(result: dict, explained: list[dict]) -> str:
         return f"## `{module}`\n\nnot measured: {result['error']}\n"
     share = result["killed"] / result["total"] if result["total"] else 1.0
     lines = [f"## `{module}`", "",
-             f"{result['killed']} of {result['total']} killed ({share:.0%}), {result['seconds']:.0f} s, "
+             f"{result['killed']} of {result['total']} killed ({share:.0%}"
+             f"{', %d by timeout' % result['timeouts'] if result.get('timeouts') else ''}), {result['seconds']:.0f} s, "
              f"tests: {', '.join(result['tests'])}", ""]
     for survivor in result["survivors"]:
         lines += [f"- `{survivor['name']}` ({survivor['status']}): {_reason(module, survivor['diff'], explained)}",
