@@ -76,6 +76,10 @@ class PassRunner:
         self.losses: list = [None] * n
         self.fwd_windows: list = [None] * n
         self.prints: list = [None] * n
+        # Whether set k holds what was drawn for it: a call may write an input the operation lets
+        # it write (writable_inputs), and a call on a set not drawn again since (the repeated-
+        # input probe) has inputs no redraw reproduces, so its output cannot be checked.
+        self.as_drawn: list = [True] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(*a) for a in self.args]
         self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol,
@@ -127,6 +131,7 @@ class PassRunner:
             k = i % len(self.sets)
             self.perturb(k)
             self.prints[k] = fingerprint(self._guarded(k))
+            self.as_drawn[k] = True
 
     def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
@@ -134,6 +139,10 @@ class PassRunner:
         if self.check is None:
             return
         k = i % len(self.sets)
+        if not self.as_drawn[k]:
+            check = False
+        if self.op.writable_inputs:
+            self.as_drawn[k] = False
         # On every call, before anything reads the output: a subclass's methods or an active
         # mode would run the implementation's code inside the untimed reads below.
         why = out is not None and (foreign(out, self._modes) or next(
