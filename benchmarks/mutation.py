@@ -44,13 +44,17 @@ MODULES: dict[str, list[str]] = {
     "sitegen/site/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/evidence.py": [RULES + "test_evidence_levels.py"],
     "sitegen/site/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
-    "sitegen/rerun/gate.py": [RULES + "test_gate.py"],
+    "sitegen/rerun/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
     "sitegen/rerun/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
-    "sitegen/rerun/timedcheck.py": ["tests/rerun/test_evidence.py"],
-    # test_evidence.py runs kernels under Triton's interpreter: tens of seconds a mutant on a CPU.
-    "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py"],
-    "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py"],
-    "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_passes.py"],
+    # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
+    # on a CPU; nor test_liger_losses.py (30 s a mutant of the gate's check). Both stay in CI.
+    "sitegen/rerun/timedcheck.py": ["tests/rerun/test_timedcheck_output.py", "tests/rerun/test_untrusted.py"],
+    "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py",
+                                   "tests/rerun/test_untrusted.py", "tests/rerun/test_throttleguard.py"],
+    "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py",
+                                  "tests/rerun/test_untrusted.py"],
+    "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_passes.py",
+                                  RULES + "test_gate.py"],
     # test_faults.py kills whole commands at every write point: minutes a mutant; it stays in CI.
     "sitegen/transaction.py": [RULES + "test_crash_safety.py", "tests/adversarial/test_lock_after_kill.py"],
     "sitegen/site/swap.py": [RULES + "test_crash_safety.py", "tests/adversarial/test_swap_fallback.py"],
