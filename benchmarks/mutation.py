@@ -173,10 +173,16 @@ def _explanations() -> list[dict]:
     return tomllib.loads(EXPLAINED.read_text()).get("survivor", [])
 
 
-def _reason(module: str, diff: str, explained: list[dict]) -> str:
-    """The committed reason for a survivor: entries match by module and a line of the mutant's diff."""
+def _reason(module: str, diff: str, explained: list[dict], name: str = "") -> str:
+    """The committed reason for a survivor: entries match by module and a line of the mutant's
+    diff (`match`), or by the start of the mutant's name (`mutant`: every mutant of one function,
+    such as a CUDA-only one), or by both where an entry gives both."""
     for entry in explained:
-        if entry["module"] == module and all(part in diff for part in entry["match"]):
+        if entry["module"] != module:
+            continue
+        if "mutant" in entry and not name.startswith(entry["mutant"]):
+            continue
+        if all(part in diff for part in entry.get("match", [])):
             return entry["reason"]
     return "UNEXPLAINED"
 
@@ -197,7 +203,7 @@ def _refresh(module: str, section: str, explained: list[dict]) -> str:
     """A committed section with each survivor's reason looked up again (after an edit of EXPLAINED)."""
     def again(found: re.Match) -> str:
         diff = "\n".join(line[2:] for line in found["diff"].splitlines())
-        reason = _reason(module, diff, explained)
+        reason = _reason(module, diff, explained, found["name"])
         return found[0].replace(f"({found['status']}): {found['reason']}", f"({found['status']}): {reason}", 1)
     return _BULLET.sub(again, section)
 
@@ -217,7 +223,7 @@ def _section(result: dict, explained: list[dict]) -> str:
              f"{', %d by timeout' % result['timeouts'] if result.get('timeouts') else ''}), {result['seconds']:.0f} s, "
              f"tests: {', '.join(result['tests'])}", ""]
     for survivor in result["survivors"]:
-        lines += [f"- `{survivor['name']}` ({survivor['status']}): {_reason(module, survivor['diff'], explained)}",
+        lines += [f"- `{survivor['name']}` ({survivor['status']}): {_reason(module, survivor['diff'], explained, survivor['name'])}",
                   "  ```diff", *("  " + line for line in survivor["diff"].splitlines()), "  ```"]
     return "\n".join(lines) + "\n"
 
