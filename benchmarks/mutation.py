@@ -49,10 +49,12 @@ MODULES: dict[str, list[str]] = {
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
     # on a CPU; nor test_liger_losses.py (30 s a mutant of the gate's check). Both stay in CI.
     "sitegen/rerun/timedcheck.py": ["tests/rerun/test_timedcheck_output.py", "tests/rerun/test_untrusted.py"],
-    "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py",
-                                   "tests/rerun/test_untrusted.py", "tests/rerun/test_throttleguard.py"],
-    "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", "tests/rerun/test_checks.py",
-                                  "tests/rerun/test_untrusted.py"],
+    # Not test_untrusted.py for these two: it runs every check through whole timed cases, 6 s a
+    # mutant (over half an hour for integrity.py); test_rerun_checks.py states the same rules on numbers.
+    "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+                                   "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
+    "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+                                  "tests/rerun/test_checks.py"],
     "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_passes.py",
                                   RULES + "test_gate.py"],
     # test_faults.py kills whole commands at every write point: minutes a mutant; it stays in CI.
