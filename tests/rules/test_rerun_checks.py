@@ -164,3 +164,141 @@ def test_guard_checks_name_each_guard_and_the_first_reason_any_process_saw():
     assert got["inputs_intact"]["detail"] == "refused by inputs_intact: input 1 written"
     clean = guard_checks([{"guards": {}}, {"guards": None, "timedCheck": None}])
     assert [c["passed"] for c in clean] == [True] * len(integrity.GUARDS)
+
+
+# --- a case's outcome as the record states it (assemble.outcome) --------------------------
+
+from sitegen.operations.jsd import JSD  # noqa: E402
+from sitegen.rerun.assemble import outcome  # noqa: E402
+from sitegen.rerun.cases import Case  # noqa: E402
+from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary  # noqa: E402
+
+OP = JSD()
+W = OP.workload("fp32", tokens=8, vocab=64)
+GATE = {"status": "passed", "maxAbsError": 1e-7, "maxRelError": 2e-7, "cases": [
+    {"shape": [8, 64], "seed": 5, "maxAbsError": 1e-7, "maxRelError": 2e-7, "fullyWritten": True, "passed": True}]}
+
+
+def _checked(calls, checked, full_ns=()):
+    return {"calls": calls, "checkedGradients": checked, "lossFailures": 0, "gradientFailures": 0,
+            "worstLossRelError": 1e-7, "worstGradientRelError": 2e-7, "fullPassNs": list(full_ns)}
+
+
+def _state(mhz):
+    return {"smClockMHz": mhz, "throttleReasons": []}
+
+
+def _processes():
+    return [
+        {"samplesNs": [1000, 1010, 1020], "hiddenNs": 100, "emptySyncNs": 50, "warmupCalls": 4,
+         "timedCheck": _checked(10, 3, [3000, 3100]), "gpuBefore": _state(1980), "gpuAfter": _state(1979),
+         "samplingStoppedBy": "precision", "repeatedMedianNs": 990, "repeatedFreshMedianNs": 1000,
+         "throttleDiscards": 2, "guards": {}},
+        {"samplesNs": [1030, 1040, 1050], "hiddenNs": 120, "emptySyncNs": 60, "hostTimedNs": None, "warmupCalls": 3,
+         "timedCheck": _checked(12, 4, [3000, 3100]), "gpuBefore": _state(1978), "gpuAfter": _state(1977),
+         "samplingStoppedBy": "budget", "throttleDiscards": 1, "guards": {}},
+    ]
+
+
+def _outcome(per, timed_pass="forward", **kw):
+    args = dict(op=OP, copy_bytes_per_s=1e13, process_counts=[1, 1], expected_counts=[1, 1], repeated_probe=True,
+                max_sm_mhz=1980)
+    return outcome(Case(W, timed_pass, "m"), GATE, per, **{**args, **kw})
+
+
+def test_a_passed_case_records_its_timing_details_and_checks_as_the_schema_names_them():
+    per = _processes()
+    result = _outcome(per)
+    assert result["status"] == "passed" and "statusReason" not in result
+    assert result["correctness"] == {"status": "passed", "comparator": OP.comparator, "reference": OP.reference_name,
+                                     "maxAbsError": 1e-7, "maxRelError": 2e-7, "cases": GATE["cases"]}
+    pooled = [1000, 1010, 1020, 1030, 1040, 1050]
+    assert result["timing"] == {
+        "latencyNs": summary(pooled), "primaryStatistic": "median", "samplesNs": pooled,
+        "processes": [{"medianNs": 1010, "samplesNs": [1000, 1010, 1020], "emptySyncNs": 50, "hiddenNs": 100},
+                      {"medianNs": 1040, "samplesNs": [1030, 1040, 1050], "emptySyncNs": 60, "hiddenNs": 120}]}
+    assert [c["name"] for c in result["integrity"]] == [
+        "roofline", "repeated_input", "timed_output", "host_timed", "throttle", "exclusive_gpu", *integrity.GUARDS]
+    assert all(c["passed"] for c in result["integrity"])
+    assert result["gpuBefore"] == _state(1980) and result["gpuAfter"] == _state(1977)  # the first's, the last's
+    spread = spread_rel([1010, 1040])
+    assert result["details"] == {
+        "floorBytes": OP.bytes_moved(W, "forward"), "flop": OP.flop(W, "forward"), "warmupCalls": 7,
+        "samplingStoppedBy": "budget", "ciHalfWidthRel": round(ci_half_width_rel(pooled), 5),
+        "processSpreadRel": round(spread, 5), "noisy": False,
+        "fullPassMedianNs": 3050, "timedOutputsChecked": 22, "timedGradientsChecked": 7, "copyBandwidthGBs": 10000.0,
+        "throttleDiscardedSamples": 3, "repeatedInputMedianNs": 990, "repeatedInputFreshMedianNs": 1000}
+    timed = next(c for c in result["integrity"] if c["name"] == "timed_output")
+    assert timed["detail"].startswith("7 of 22 timed calls'") and f"rtol {OP.tolerances['fp32']:g}," in timed["detail"]
+    repeated = next(c for c in result["integrity"] if c["name"] == "repeated_input")
+    assert "vs fresh 1000 ns" in repeated["detail"]
+
+
+def test_details_left_out_when_nothing_stands_behind_them():
+    per = _processes()
+    for p in per:
+        for key in ("throttleDiscards", "repeatedMedianNs", "samplingStoppedBy", "warmupCalls"):
+            p.pop(key, None)
+    per[0].pop("repeatedFreshMedianNs")
+    per[0]["samplingStoppedBy"] = "precision"
+    result = _outcome(per, timed_pass="full", repeated_probe=False, copy_bytes_per_s=None, rtol=0.5)
+    details = result["details"]
+    for key in ("samplingStoppedBy", "throttleDiscardedSamples", "repeatedInputMedianNs", "repeatedInputFreshMedianNs",
+                "fullPassMedianNs", "copyBandwidthGBs"):
+        assert key not in details, key
+    assert details["warmupCalls"] == 0
+    names = [c["name"] for c in result["integrity"]]
+    assert "repeated_input" not in names and names[:2] == ["roofline", "timed_output"]
+    assert "rtol 0.5," in result["integrity"][1]["detail"]
+    # No copy bandwidth: the roofline could not run, and a check that refuses the time failed.
+    assert result["status"] == "failed" and "timing" not in result
+    assert result["statusReason"] == "integrity: time refused: not checked: copy bandwidth was not measured"
+
+
+def test_all_processes_stopped_by_precision_read_precision_and_the_probe_falls_back_to_the_first_process():
+    per = _processes()
+    per[1]["samplingStoppedBy"] = "precision"
+    per[0].pop("repeatedFreshMedianNs")
+    result = _outcome(per)
+    assert result["details"]["samplingStoppedBy"] == "precision"
+    assert "repeatedInputFreshMedianNs" not in result["details"]
+    repeated = next(c for c in result["integrity"] if c["name"] == "repeated_input")
+    assert "vs fresh 1010 ns" in repeated["detail"]  # the first process's own median
+
+
+def test_processes_over_5_percent_apart_are_noisy_and_a_flag_alone_keeps_the_time():
+    per = _processes()
+    per[1]["samplesNs"] = [1100, 1110, 1120]
+    per[0]["repeatedMedianNs"] = 800  # 25% faster on repeated input: flagged, not refused
+    result = _outcome(per, process_counts=[1, 2])
+    assert result["details"]["noisy"] is True
+    flagged = {c["name"] for c in result["integrity"] if not c["passed"]}
+    assert flagged == {"repeated_input", "exclusive_gpu"}
+    assert result["status"] == "passed" and result["timing"]["samplesNs"][:3] == [1000, 1010, 1020]
+
+
+def test_a_failed_gate_is_never_timed_and_says_why():
+    gate = {"status": "failed", "maxRelError": 0.25, "notes": "Raised: " + "x" * 600}
+    result = outcome(
+        Case(W, "forward", "m"), gate, _processes(), op=OP, copy_bytes_per_s=1e13, process_counts=[1],
+        expected_counts=[1], repeated_probe=True)
+    assert result == {
+        "correctness": {"status": "failed", "comparator": OP.comparator, "reference": OP.reference_name,
+                        "maxRelError": 0.25, "notes": gate["notes"]},
+        "integrity": [], "details": {}, "status": "failed",
+        "statusReason": ("correctness gate: worst relative error 0.25 against the float64 reference; never timed "
+                         f"({gate['notes'][:500]})")}
+    bare = outcome(Case(W, "forward", "m"), {"status": "failed"}, [], op=OP, copy_bytes_per_s=1e13, process_counts=[],
+                   expected_counts=[], repeated_probe=False)
+    assert bare["statusReason"] == "correctness gate: worst relative error n/a against the float64 reference; never timed"
+    assert bare["correctness"] == {"status": "failed", "comparator": OP.comparator, "reference": OP.reference_name}
+
+
+def test_a_case_no_process_measured_is_errored():
+    none = outcome(Case(W, "forward", "m"), None, [], op=OP, copy_bytes_per_s=1e13, process_counts=[],
+                   expected_counts=[], repeated_probe=False)
+    assert none["status"] == "errored" and none["statusReason"] == "no process measured this case"
+    assert none["correctness"] == {"status": "not_checked", "comparator": OP.comparator, "reference": OP.reference_name}
+    broke = outcome(Case(W, "forward", "m"), GATE, [{"error": "a" * 1500}, {"error": "b" * 1500}], op=OP,
+                    copy_bytes_per_s=1e13, process_counts=[], expected_counts=[], repeated_probe=False)
+    assert broke["status"] == "errored" and broke["statusReason"] == ("a" * 1500 + "; " + "b" * 1500)[:2000]
