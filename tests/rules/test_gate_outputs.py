@@ -243,7 +243,7 @@ def test_an_output_the_gate_cannot_trust_fails_every_case_with_its_reason(module
     assert out["status"] == "failed" and out["cases"] == [] and "maxRelError" not in out
     errors = out["notes"].removeprefix("Raised: ").split("; ")
     assert out["notes"].startswith("Raised: ") and len(errors) == protocol.GATE_INPUTS
-    assert all(why in e for e in errors), out["notes"]
+    assert all(why in e and e.startswith("[") for e in errors), out["notes"]  # each "[shape] seed s: why"
 
 
 class _Scratch(JSD):
@@ -345,6 +345,69 @@ def test_relative_errors_are_of_the_reference_s_norm_even_below_one():
     assert out["maxRelError"] == pytest.approx(0.6) and out["maxAbsError"] == pytest.approx(0.1)
     assert out["passed"]
     assert not _check(0.6, (0.03, 0.04), ref_loss=0.5, ref_grad=(0.03, 0.04), rtol=0.15)["passed"]
+    assert _check(0.8, (0.03, 0.04), ref_loss=0.5, ref_grad=(0.03, 0.04), rtol=1.0)["maxRelError"] == pytest.approx(0.6)
+
+
+def test_the_largest_absolute_error_is_the_gradient_s_when_it_leads():
+    out = _check(4.0, (3.0, 7.0), rtol=1.0)
+    assert out["maxAbsError"] == 3.0 and out["maxRelError"] == pytest.approx(3.0 / 5.0)
+
+
+def test_the_errors_recorded_are_plain_numbers():
+    out = _gate({"m": Honest()})["m"]
+    numbers = [out["maxAbsError"], out["maxRelError"]] + [c[k] for c in out["cases"] for k in ("maxAbsError", "maxRelError")]
+    assert all(type(n) is float for n in numbers)
+
+
+# --- poisoning, on a stand-in for the CUDA caching allocator --------------------------------
+
+class _Pool:
+    """torch.empty and torch.cuda.memory_reserved for a device whose reserve grows on the
+    ``grow_at``-th allocation of a small block."""
+
+    def __init__(self, monkeypatch, grow_at):
+        self.made, self.reserved, self.grow_at, self.count = [], 1 << 30, grow_at, 0
+        real = torch.empty
+
+        def empty(size, dtype=None, device=None):
+            assert device == "cuda:0" and dtype == torch.uint8
+            self.made.append(size)
+            self.count += 1
+            if self.count - 1 == self.grow_at:  # the large block, then grow_at small ones
+                self.reserved += 2 << 20
+            return real(0, dtype=dtype)
+
+        monkeypatch.setattr(torch, "empty", empty)
+        monkeypatch.setattr(torch.Tensor, "fill_", lambda t, value: self.made.append(("fill", value)) or t)
+        monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: self.reserved)
+
+
+def test_poisoning_takes_every_small_block_until_the_pool_grows_then_the_rest_of_its_segment(monkeypatch):
+    pool = _Pool(monkeypatch, grow_at=5)
+    gate._poison(1000, "cuda:0")
+    sizes = [m for m in pool.made if not isinstance(m, tuple)]
+    fills = [m for m in pool.made if isinstance(m, tuple)]
+    assert fills == [("fill", 255)] * len(sizes)  # every block poisoned with 0xFF bytes
+    # 4x the tensor and 1 MiB more from the large pool; then blocks of the tensor's size until
+    # the reserve grows (the fifth), and the rest of a 2 MiB segment in 512-byte-rounded blocks.
+    assert sizes == [4 * 1000 + (1 << 20)] + [1000] * 5 + [1000] * ((2 << 20) // 1024 - 1)
+
+
+def test_poisoning_stops_at_8192_blocks_and_large_tensors_take_one_block(monkeypatch):
+    pool = _Pool(monkeypatch, grow_at=-1)
+    gate._poison(512, "cuda:0")
+    sizes = [m for m in pool.made if not isinstance(m, tuple)]
+    assert sizes == [4 * 512 + (1 << 20)] + [512] * 8192 + [512] * ((2 << 20) // 512 - 1)
+    pool.made.clear()
+    pool.count = 0
+    gate._poison((1 << 20) + 1, "cuda:0")
+    assert [m for m in pool.made if not isinstance(m, tuple)] == [4 * ((1 << 20) + 1) + (1 << 20)]
+    pool.made.clear()
+    gate._poison(1 << 20, "cuda:0")  # 1 MiB exactly is still a small block
+    assert len([m for m in pool.made if not isinstance(m, tuple)]) > 1
+    pool.made.clear()
+    gate._poison(1000, "cpu")
+    assert pool.made == []
 
 
 def test_a_loss_that_is_not_one_number_is_never_written():
