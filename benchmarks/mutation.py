@@ -56,8 +56,8 @@ MODULES: dict[str, list[str]] = {
                                    "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
     "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                   "tests/rerun/test_checks.py"],
-    "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_passes.py",
-                                  RULES + "test_gate.py"],
+    "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_protocol_documents.py",
+                                  "tests/rerun/test_passes.py", RULES + "test_gate.py"],
     # test_faults.py kills whole commands at every write point: minutes a mutant; it stays in CI.
     "sitegen/transaction.py": [RULES + "test_crash_safety.py", "tests/adversarial/test_lock_after_kill.py"],
     "sitegen/site/swap.py": [RULES + "test_crash_safety.py", "tests/adversarial/test_swap_fallback.py"],
