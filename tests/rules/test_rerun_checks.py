@@ -302,3 +302,98 @@ def test_a_case_no_process_measured_is_errored():
     broke = outcome(Case(W, "forward", "m"), GATE, [{"error": "a" * 1500}, {"error": "b" * 1500}], op=OP,
                     copy_bytes_per_s=1e13, process_counts=[], expected_counts=[], repeated_probe=False)
     assert broke["status"] == "errored" and broke["statusReason"] == ("a" * 1500 + "; " + "b" * 1500)[:2000]
+
+
+def test_do_bench_processes_keep_their_host_times_and_are_judged_on_the_wait_after_return():
+    per = _processes()
+    for p, host, wait in zip(per, (5_000, 6_000), (1_900, 80_000)):
+        del p["hiddenNs"], p["emptySyncNs"]
+        p["hostTimedNs"], p["hostWaitNs"] = host, wait
+    result = _outcome(per)
+    assert [{k: v for k, v in p.items() if k != "samplesNs"} for p in result["timing"]["processes"]] == [
+        {"medianNs": 1010, "hostTimedNs": 5_000, "hostWaitNs": 1_900},
+        {"medianNs": 1040, "hostTimedNs": 6_000, "hostWaitNs": 80_000}]
+    host = next(c for c in result["integrity"] if c["name"] == "host_timed")
+    # The least any process still waited (1.9 us) against the pooled median, and the least whole call.
+    assert host["passed"] and "host still waiting 1900 ns per call after it returned (whole call 5000 ns)" in host["detail"]
+    for p in per:
+        del p["hostWaitNs"]
+    legacy = next(c for c in _outcome(per)["integrity"] if c["name"] == "host_timed")
+    assert "synchronized host batch 5000 ns per call" in legacy["detail"]
+
+
+def test_a_backward_under_its_own_floor_is_judged_on_the_full_pass_its_process_timed():
+    floor = OP.bytes_moved(W, "backward")  # bytes; at 1e9 B/s each byte is a nanosecond
+    full_floor = OP.bytes_moved(W, "full")
+    per = _processes()
+    for p in per:
+        p["samplesNs"] = [floor // 2] * 3
+        p["timedCheck"] = _checked(10, 3, [full_floor] * 2)
+    result = _outcome(per, timed_pass="backward", copy_bytes_per_s=1e9)
+    roof = result["integrity"][0]
+    assert roof["passed"] and "judged on the full pass" in roof["detail"] and result["status"] == "passed"
+    assert result["details"]["fullPassMedianNs"] == full_floor
+    for p in per:
+        p["timedCheck"] = _checked(10, 3, [full_floor // 2] * 2)
+    assert not _outcome(per, timed_pass="backward", copy_bytes_per_s=1e9)["integrity"][0]["passed"]
+    for p in per:  # an older record: no full-pass times, nothing to rescue it
+        del p["timedCheck"]["fullPassNs"]
+    older = _outcome(per, timed_pass="backward", copy_bytes_per_s=1e9)
+    assert not older["integrity"][0]["passed"] and "fullPassMedianNs" not in older["details"]
+
+
+def test_a_full_pass_is_judged_on_its_own_floor_alone():
+    per = _processes()
+    for p in per:
+        p["timedCheck"] = _checked(10, 3, [1, 1])
+    roof = _outcome(per, timed_pass="full", copy_bytes_per_s=1e12)["integrity"][0]
+    assert roof["passed"] and roof["detail"] == (
+        f"median 1025 ns vs floor {OP.bytes_moved(W, 'full') / 1e3:.0f} ns ({OP.bytes_moved(W, 'full')} B at measured "
+        "copy 1000.0 GB/s; refused below floor/1.15)")
+    assert "fullPassMedianNs" not in _outcome(per, timed_pass="full")["details"]
+
+
+def test_a_forward_at_its_floor_whose_backward_did_nothing_is_refused():
+    floor, full_floor = OP.bytes_moved(W, "forward"), OP.bytes_moved(W, "full")
+    per = _processes()
+    for p in per:
+        p["samplesNs"] = [floor] * 3
+        p["timedCheck"] = _checked(10, 3, [floor] * 2)  # forward + backward took no longer than the forward
+    result = _outcome(per, copy_bytes_per_s=1e9)
+    assert floor < full_floor / 1.15 and not result["integrity"][0]["passed"] and result["status"] == "failed"
+
+
+def test_a_power_cap_that_kept_the_clock_is_judged_against_the_gpu_s_maximum():
+    per = _processes()
+    for p in per:
+        p["gpuBefore"] = p["gpuAfter"] = {"smClockMHz": 1965, "throttleReasons": ["sw_power_cap"]}
+    throttle = next(c for c in _outcome(per)["integrity"] if c["name"] == "throttle")
+    assert throttle["passed"] and "of 1980 max" in throttle["detail"]
+
+
+def test_a_probe_with_no_output_kept_reads_timed_output_not_checked():
+    per = _processes()
+    for p in per:
+        del p["timedCheck"]
+    result = _outcome(per)
+    timed = next(c for c in result["integrity"] if c["name"] == "timed_output")
+    assert not timed["passed"] and timed["detail"].startswith("not checked")
+    assert result["status"] == "failed" and "timedOutputsChecked" not in result["details"]
+
+
+def test_the_copy_bandwidth_is_stated_in_gb_s_to_two_places_and_every_refusal_is_named():
+    result = _outcome(_processes(), copy_bytes_per_s=1_234_567_890.0)
+    assert result["details"]["copyBandwidthGBs"] == 1.23
+    per = _processes()
+    per[1]["guards"] = {"host_threads": "a thread"}
+    refused = _outcome(per, copy_bytes_per_s=1e9)
+    roof = refused["integrity"][0]["detail"]
+    assert refused["statusReason"] == f"integrity: time refused: {roof}; refused by host_threads: a thread"
+
+
+def test_processes_exactly_5_percent_apart_still_agree():
+    per = _processes()
+    per[0]["samplesNs"], per[1]["samplesNs"] = [1000] * 3, [1050] * 3
+    per.append({**per[0]})
+    details = _outcome(per, process_counts=[1, 1, 1], expected_counts=[1, 1, 1])["details"]
+    assert spread_rel([1000, 1050, 1000]) == 0.05 and details["noisy"] is False
