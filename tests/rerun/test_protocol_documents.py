@@ -52,3 +52,36 @@ def test_an_interpreter_rehearsal_states_its_own_protocol():
     notes = spec["comparability"]["notes"]
     assert notes.startswith("A dry run on the CPU under Triton's interpreter")
     assert "Throttled time is kept out" not in notes
+
+
+# --- what the workers do under a protocol document (protocol.settings) --------------------
+
+TOLERANCES = {"fp32": 1e-3, "bf16": 1e-2}
+
+
+def _settings(measurement, interpret=False):
+    return protocol.settings({"spec": {"measurement": measurement}}, interpret, TOLERANCES)
+
+
+def test_a_document_s_own_counts_drive_the_workers_with_defaults_for_what_it_leaves_out():
+    got = _settings({"minSamples": 7, "processes": 2})
+    assert got == {"processes": 2, "minSamples": 7, "minTimeMs": 0.0, "maxTimeMs": protocol.MAX_TIME_MS / 2,
+                   "warmup": [0, 0.0], "rtol": TOLERANCES}
+    # A minimum time past this harness's maximum is the maximum too.
+    long = _settings({"minSamples": 7, "minTimeMs": 3000.0, "processes": 3, "warmup": {"minIterations": 4, "minMs": 9.0}})
+    assert (long["minTimeMs"], long["maxTimeMs"], long["warmup"]) == (1000.0, 1000.0, [3, 9.0])
+
+
+def test_a_protocol_without_sample_counts_is_timed_by_this_harness_s_numbers_in_one_process():
+    got = _settings({"timer": "do_bench"})
+    assert got == {"processes": 1, "minSamples": protocol.MIN_SAMPLES, "minTimeMs": protocol.MIN_TIME_MS,
+                   "maxTimeMs": protocol.MAX_TIME_MS, "warmup": list(protocol.WARMUP), "rtol": TOLERANCES}
+
+
+def test_the_interpreter_keeps_its_tiny_budget_whatever_the_document_says():
+    stated = {"minSamples": 50, "minTimeMs": 3000.0, "processes": 3, "warmup": {"minIterations": 10, "minMs": 100.0}}
+    for measurement in (stated, {}):
+        got = _settings(measurement, interpret=True)
+        assert got["minSamples"] == protocol.INTERPRET_MIN_SAMPLES and got["warmup"] == list(protocol.INTERPRET_WARMUP)
+        assert got["minTimeMs"] == protocol.INTERPRET_MIN_TIME_MS / got["processes"]
+        assert got["maxTimeMs"] == protocol.INTERPRET_MIN_TIME_MS / got["processes"]
