@@ -284,6 +284,7 @@ def test_a_raise_fails_with_its_error_cut_at_500_characters_and_the_next_impleme
     errors = out["raises"]["notes"].removeprefix("Raised: ").split("; ")
     assert len(errors) == protocol.GATE_INPUTS
     assert all(e.split(": ", 1)[1].startswith("RuntimeError: no kernel") for e in errors)
+    assert all(len(e.split(": ", 1)[1]) == 500 for e in errors)  # the record keeps 500 characters of it
     assert out["honest"]["status"] == "passed" and len(out["honest"]["cases"]) == protocol.GATE_INPUTS
 
 
@@ -379,7 +380,11 @@ class _Pool:
 
         monkeypatch.setattr(torch, "empty", empty)
         monkeypatch.setattr(torch.Tensor, "fill_", lambda t, value: self.made.append(("fill", value)) or t)
-        monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: self.reserved)
+        monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: self._reserved(device))
+
+    def _reserved(self, device):
+        assert device == "cuda:0"
+        return self.reserved
 
 
 def test_poisoning_takes_every_small_block_until_the_pool_grows_then_the_rest_of_its_segment(monkeypatch):
@@ -408,6 +413,30 @@ def test_poisoning_stops_at_8192_blocks_and_large_tensors_take_one_block(monkeyp
     pool.made.clear()
     gate._poison(1000, "cpu")
     assert pool.made == []
+
+
+def test_poisoning_rounds_a_block_up_to_512_bytes(monkeypatch):
+    pool = _Pool(monkeypatch, grow_at=1)
+    gate._poison(1025, "cuda:0")  # three 512-byte units: the segment's rest is 2 MiB // 1536 - 1 blocks
+    sizes = [m for m in pool.made if not isinstance(m, tuple)]
+    assert sizes == [4 * 1025 + (1 << 20), 1025] + [1025] * ((2 << 20) // 1536 - 1)
+
+
+def test_the_gate_poisons_for_the_largest_differentiable_input_before_each_call(monkeypatch):
+    class TwoInputs:
+        differentiable = (0, 1)
+        writable_inputs = ()
+
+    class Both(torch.nn.Module):
+        def forward(self, a, b):
+            return (a * b).sum()
+
+    a, b = torch.ones(3, dtype=torch.float64), torch.ones(5, dtype=torch.float32)  # 24 and 20 bytes
+    clock = Clock("cpu")
+    pool = _Pool(monkeypatch, grow_at=1)
+    gate.check(Both(), TwoInputs(), (a, b), 5.0, (torch.ones(3, dtype=torch.float64), torch.ones(5, dtype=torch.float64)),
+               1.0, "cuda:0", clock)
+    assert [m for m in pool.made if not isinstance(m, tuple)][:2] == [4 * 24 + (1 << 20), 24]
 
 
 def test_a_loss_that_is_not_one_number_is_never_written():
