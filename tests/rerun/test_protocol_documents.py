@@ -49,9 +49,21 @@ def test_an_interpreter_rehearsal_states_its_own_protocol():
     assert spec["correctness"]["poisonOutputs"] is False
     assert spec["devicePolicy"] == {"clocks": "as found", "l2FlushBytes": 0, "tritonInterpret": True}
     assert spec["comparability"]["family"] == protocol.INTERPRET_FAMILY
+    assert spec["measurement"]["minTimeMs"] == protocol.INTERPRET_MIN_TIME_MS
+    assert dry["metadata"]["title"] == "sitegen rerun · CPU rehearsal under Triton's interpreter"
     notes = spec["comparability"]["notes"]
-    assert notes.startswith("A dry run on the CPU under Triton's interpreter")
-    assert "Throttled time is kept out" not in notes
+    assert notes.startswith("A dry run on the CPU under Triton's interpreter: it rehearses the pipeline and its numbers "
+                            "time numpy, not a GPU. Timed: ")
+    # No GPU, no throttling to wait out: the notes go from the flags straight to comparability.
+    assert "is flagged. Comparable with runs of this family" in notes and "Throttled time is kept out" not in notes
+
+
+def test_the_harness_is_named_with_every_fact_given():
+    op = _operation(json.loads(PROTOCOLS[0].read_text(encoding="utf-8")))
+    doc = protocol.protocol_document(op, version="1.2", commit="abc123", repository="https://example.org/r", interpret=False)
+    assert doc["spec"]["harness"] == {"name": protocol.HARNESS, "version": "1.2", "repository": "https://example.org/r",
+                                      "commit": "abc123"}
+    assert doc["metadata"]["title"] == "sitegen rerun · controlled GPU rerun"
 
 
 # --- what the workers do under a protocol document (protocol.settings) --------------------
