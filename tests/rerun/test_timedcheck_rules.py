@@ -167,3 +167,58 @@ def test_the_summary_counts_every_call_and_keeps_the_first_reasons_and_full_pass
     assert got == {"calls": 6, "checkedGradients": 3, "foreignOutputs": 2, "foreignReason": "first",
                    "inputsReason": "input 0", "lossFailures": 0, "gradientFailures": 0, "worstLossRelError": 0.0,
                    "worstGradientRelError": 0.0, "fullPassNs": [1000, 1]}
+
+
+def test_the_projections_are_float64_drawn_from_a_secret_seed_with_a_weight_per_row_and_direction():
+    torch.manual_seed(0)
+    one = TimedCheck([SHAPE], "cpu", 1e-3, out_shape=(3, 4))
+    torch.manual_seed(0)
+    two = TimedCheck([SHAPE], "cpu", 1e-3, out_shape=(3, 4))
+    (proj, weights), (out_proj, out_weights) = one.projections[0], one.out_projection
+    assert proj.shape == (SHAPE[1], DIGEST_DIM) and weights.shape == (SHAPE[0], DIGEST_DIM)
+    assert out_proj.shape == (4, DIGEST_DIM) and out_weights.shape == (3, DIGEST_DIM)
+    assert all(t.dtype == torch.float64 for t in (proj, weights, out_proj, out_weights))
+    # Not torch's global generator, which code in the process can seed or read: two checks
+    # made after the same global seed still draw their own directions.
+    for a, b in zip((proj, weights, out_proj, out_weights), (*two.projections[0], *two.out_projection)):
+        assert not torch.equal(a, b)
+
+
+def test_a_kept_loss_is_a_copy_the_implementation_cannot_write_afterwards():
+    check = TimedCheck([SHAPE], "cpu", 1e-3)
+    out = torch.tensor(2.0, dtype=torch.float64)
+    kept = check.output(out)
+    out.fill_(9.0)
+    assert float(kept) == 2.0
+
+
+def test_errors_are_relative_to_the_reference_even_when_it_is_small():
+    ref = _t(*SHAPE, seed=4) * 1e-3
+    assert _verify(torch.tensor(0.6), 0.5, ref.clone(), ref, 1.0).verify()["worstLossRelError"] == pytest.approx(0.2)
+    grad = _verify(torch.tensor(0.5), 0.5, ref * 2, ref, 10.0).verify()["worstGradientRelError"]
+    assert 0.3 < grad < 3  # the digest's estimate of a 100% error, not a thousandth of it
+    check = TimedCheck([SHAPE], "cpu", 1.0, out_shape=SHAPE)
+    assert 0.3 < check._output_error(check.output(ref * 2), ref) < 3
+
+
+def test_every_wrong_call_is_counted_and_a_digest_exactly_at_its_allowance_passes():
+    ref = _t(*SHAPE, seed=4)
+    check = TimedCheck([SHAPE], "cpu", 0.1)
+    for _ in range(2):
+        check.record(check.output(torch.tensor(3.0)), [ref * 2], None, None,
+                     redraw=lambda: (torch.tensor(2.0, dtype=torch.float64), (ref,)))
+    got = check.verify()
+    assert (got["lossFailures"], got["gradientFailures"]) == (2, 2)
+    check.record_loss()
+    check.record_loss()
+    assert check.verify()["calls"] == 4
+    at = _verify(torch.tensor(2.0), 2.0, ref * 1.01, ref, 1.0)
+    error = at.verify()["worstGradientRelError"]
+    at.rtol = error / DIGEST_SLACK  # DIGEST_SLACK x rtol is the error itself
+    assert at.rtol * DIGEST_SLACK == error and at.verify()["gradientFailures"] == 0
+
+
+def test_a_clean_check_states_no_reasons():
+    ref = _t(*SHAPE, seed=4)
+    got = _verify(torch.tensor(2.0), 2.0, ref.clone(), ref, 0.1).verify()
+    assert got["foreignReason"] is None and got["inputsReason"] is None and got["foreignOutputs"] == 0
