@@ -247,8 +247,8 @@ def _summary(sections: dict[str, str]) -> str:
     return ("# Mutation testing (mutmut)\n\n"
             "Written by `nice -n 19 .venv/bin/python benchmarks/mutation.py [MODULE ...]`; each module against its own\n"
             "test files (MODULES in the script), one worker. Survivors' reasons come from\n"
-            "benchmarks/mutation_explained.toml. The rerun modules are measured as they are on main before\n"
-            "issue 28's rewrite of sitegen/rerun/; measure them again after it lands. Killed counts include\n"
+            "benchmarks/mutation_explained.toml. The rerun modules are measured on a CPU host after issue 28's\n"
+            "rewrite of sitegen/rerun/: their CUDA-only paths are explained, not killed. Killed counts include\n"
             "timeouts; \"no tests\" survivors are code no selected test reaches (on a CPU host: GPU-only paths).\n\n"
             f"Overall over the measured modules: {overall} killed.\n\n"
             "| module | killed | share | unexplained survivors |\n| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n\n")
