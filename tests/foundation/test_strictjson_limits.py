@@ -61,6 +61,8 @@ def test_integers_of_17_to_40_characters_are_shown_whole(digits):
 def test_longer_integers_are_shown_shortened_with_their_digit_count():
     text = "12345678901234567890" + "9" * 21  # 41 digits
     assert refused(f'{{"n": {text}}}') == only("$.n", out_of_range("12345678901234567890…(41 digits)"))
+    # The count is of digits: a minus sign is shown but not counted.
+    assert refused(f'{{"n": -{text}}}') == only("$.n", out_of_range("-1234567890123456789…(41 digits)"))
     huge = "7" * 5000  # past int()'s 4,300-digit limit: still one clean problem
     assert refused(f'{{"n": {huge}}}') == only("$.n", out_of_range("7" * 20 + "…(5000 digits)"))
 
