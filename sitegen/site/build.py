@@ -28,6 +28,7 @@ from sitegen.site.citation import citation_cff
 from sitegen.site.compare import cohort_pairs, compare_app, compare_page
 from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.downloads import cohort_tables, operation_csv_path, table
+from sitegen.site import explain as E
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
@@ -62,6 +63,8 @@ class BuildResult:
     """False when the site was already built from the same inputs and was left as it was."""
     heap: object = field(default=None, repr=False, compare=False)
     """The registry and index the site was built from: whoever holds the result decides when they are freed."""
+    explained: list[str] = field(default_factory=list)
+    """A line per page asked about (``explain``): taken unchanged or made again, and why."""
 
 
 def build_date(index: Index) -> str:
@@ -126,7 +129,8 @@ def _rows_released():
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
-               jobs: int | None = None, full: bool = False, trust: Path | None = None) -> BuildResult:
+               jobs: int | None = None, full: bool = False, trust: Path | None = None,
+               explain: list[str] = ()) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
@@ -136,6 +140,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
     come from sitegen.documentcache, the rankings of unchanged cohorts from
     sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
+    ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
     """
     progress = progress or Progress(enabled=False)
     if out.name in ("", ".."):
@@ -147,6 +152,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     listed = own_files(out)
+    asked = [E.page_path(p) for p in explain]
+    before = E.inodes(out, asked)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
@@ -160,7 +167,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     previous = previous_build(out, inputs.digest, listed)
     if previous is not None:
         clean_leftovers(out)
-        return BuildResult(out, previous.runs, previous.files, fresh=False)
+        return BuildResult(out, previous.runs, previous.files, fresh=False,
+                           explained=E.explain(asked, before, E.inodes(out, asked), None))
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
@@ -180,9 +188,10 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         # Which implementation pages go with one operation's group: the group keys and the
         # writer of those pages must agree, so both take this one answer.
         by_operation = implementations_by_operation(index)
-        keys, site_key = group_keys(index, records, inputs, by_operation[0])
-        # The per-file digests (a line per registry file) are not needed past this point.
-        digest, inputs = inputs.digest, None
+        keys, site_key, own = group_keys(index, records, inputs, by_operation[0])
+        # Kept for the next build's --explain, which names the files whose digests changed.
+        digest, files, inputs = inputs.digest, inputs.files, None
+        previous_state = E.load_state(records, out) if asked else {}
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
         listed = None
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
@@ -210,7 +219,18 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             raise
         tokens.save()
         rankings.save()
-    return BuildResult(out, len(index.runs), len(writer.files), heap=index)
+        E.save_state(records, out, site_key, files)
+        explained = E.explain(asked, before, E.inodes(out, asked), E.Decisions(
+            site_key, keys, writer.previous_groups, own, files, previous_state, writer.page_keys,
+            writer.previous_page_keys, _operation_of_page(index, writer))) if asked else []
+    return BuildResult(out, len(index.runs), len(writer.files), heap=index, explained=explained)
+
+
+def _operation_of_page(index: Index, writer: SiteWriter) -> dict[str, str]:
+    pages = {L.run_path(f.name): f.operation.name for f in index.runs}
+    for operation, files in writer.group_files.items():
+        pages.update((f, operation) for f in files)
+    return pages
 
 
 def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, drafts) -> None:
