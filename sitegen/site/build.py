@@ -28,6 +28,7 @@ from sitegen.site.citation import citation_cff
 from sitegen.site.compare import cohort_pairs, compare_app, compare_page
 from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.downloads import cohort_tables, operation_csv_path, table
+from sitegen.site.feeds import atom_feed
 from sitegen.site import explain as E
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
@@ -67,15 +68,29 @@ class BuildResult:
     """A line per page asked about (``explain``): taken unchanged or made again, and why."""
 
 
-def build_date(index: Index) -> str:
-    """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
+def _epoch_date() -> str | None:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
         return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
+    return None
+
+
+def build_date(index: Index) -> str:
+    """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
     dates = [f.observed for f in index.runs]
     dates += [a.model.spec.date for a in index.registry.of_kind("Attestation")]
     dates += [s.published for s in index.config.sources.values()]
-    return max(dates, default="1970-01-01")
+    return _epoch_date() or max(dates, default="1970-01-01")
+
+
+def operation_date(index: Index, runs) -> str:
+    """An operation feed's updated day: SOURCE_DATE_EPOCH, else the newest date of its own runs,
+    their notes and their sources. Its own, not the registry's: a note on another operation's run
+    must leave this feed's bytes, and so its page group (sitegen.site.reuse), as they were."""
+    dates = [f.observed for f in runs] + [a.model.spec.date for f in runs for a in f.attestations]
+    sources = {f.run.spec.sourceNative.source for f in runs if f.run.spec.sourceNative}
+    dates += [index.config.sources[s].published for s in sources if s in index.config.sources]
+    return _epoch_date() or max(dates, default=build_date(index))
 
 
 def bad_base_url() -> InputError:
@@ -272,6 +287,8 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
             writer.add(twin(page.path), to_json(page))
             for path, data in cohort_tables(page.path, shown):
                 writer.add(path, data)
+        writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
+                                   page=L.operation_path(operation.name), updated=operation_date(index, runs)))
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
             writer.add(operation_csv_path(operation.name), table(runs))

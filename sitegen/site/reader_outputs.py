@@ -47,31 +47,24 @@ def operation_where(name: str, runs) -> str:
     return f"Short name {name}" + (f" · results on {', '.join(gpus)}" if gpus else "")
 
 
+def _page_and_twin(writer, renderer, template: str, page) -> None:
+    writer.add(page.path, renderer.render(template, page))
+    # badges/index.json is the badges index's data (every badge with its cohort), written with the badges.
+    if page.path != "badges/index.html":
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+
+
 def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
                        updated: str) -> None:
+    """Each operation's own feed is written with its pages (build._write_other_pages), to be reused with them."""
     for page in content.pages:
-        writer.add(page.path, renderer.render("page.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        _page_and_twin(writer, renderer, "page.html", page)
     for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
-        template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
-        writer.add(page.path, renderer.render(template, page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        _page_and_twin(writer, renderer, "schemas.html" if page.path.startswith("schemas/") else "list.html", page)
     for page in protocol_pages(index):
-        writer.add(page.path, renderer.render("protocol.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
-    title = index.config.site.title
-    writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",
+        _page_and_twin(writer, renderer, "protocol.html", page)
+    writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{index.config.site.title}: newest records",
                                     page="index.html", updated=updated))
-    for op in index.operations:
-        path = operation_feed_path(op.name)
-        writer.add(path, atom_feed(index.runs_of_operation.get(op.name, []), index, path=path,
-                                   title=f"{title}: {L.operation_title(op)}", page=L.operation_path(op.name), updated=updated))
     listed = []
     made = badges(index)
     for badge in made:
@@ -79,10 +72,7 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
     writer.add("badges/index.json", _json({"badges": listed}))
     for page in badges_pages(index, made):
-        writer.add(page.path, renderer.render("badges.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+        _page_and_twin(writer, renderer, "badges.html", page)
 
 
 def write_site_edges(index: Index, writer) -> None:
