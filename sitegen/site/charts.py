@@ -189,7 +189,7 @@ def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks, layout: _Layout) -> li
     y_labels = _distinct_labels(y, y_ticks)
     for t, text_label in zip(y_ticks, y_labels):
         py = _num(y_px(t))
-        out.append(f'<path d="M{left} {py}H{right}" stroke="#d0d7de" stroke-width="0.5"/>')
+        out.append(f'<path class="grid" d="M{left} {py}H{right}" stroke="#d0d7de" stroke-width="0.5"/>')
         text.append(f'<text x="{left - 6}" y="{py}" dy="4" text-anchor="end">{_escape(text_label)}</text>')
     text.append(f'<text x="{_num((left + right) / 2)}" y="{_num(bottom + 46)}" text-anchor="middle">{_escape(x.label)}</text>')
     text.append(f'<text transform="translate(20 {_num((TOP + bottom) / 2)}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')

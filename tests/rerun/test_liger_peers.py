@@ -20,7 +20,7 @@ for _module in ("torch", "triton", "liger_kernel"):
 def test_liger_s_module_passes_every_check_of_its_operation(operation, tmp_path):
     done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--operation", operation, "--interpret",
                            "--impl", "liger", "--pass", "full", "--processes", "1", "--out", str(tmp_path / "r"),
-                           "--json"], capture_output=True, text=True)
+                           "--json"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     runs = json.loads(done.stdout)["runs"]
     assert runs and {(r["impl"], r["status"]) for r in runs} == {("liger", "passed")}, (runs, done.stderr[-2000:])
