@@ -36,7 +36,10 @@ from sitegen.site.jsonout import to_json, twin
 from sitegen.site.home import home_page
 from sitegen.site.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
 from sitegen.site.operation_page import operation_pages_with_runs
-from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
+from sitegen.site.badges import badges
+from sitegen.site.badges_page import badges_by_implementation
+from sitegen.site.reader_outputs import (Content, operation_feed_path, operation_where, read_content, write_implementation_badges,
+                                         write_reader_pages, write_site_edges)
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.rankcache import Rankings
@@ -271,9 +274,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
                        progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
     progress.stage("operation, listing and home pages")
     own, others = by_operation
+    made = badges_by_implementation(badges(index))
+    badged: set[str] = set()  # implementations whose badges went with their operation's pages
     for operation in index.operations:
         if link_unchanged_operation(writer, operation.name):
             memo.carry(writer.group_files[operation.name])
+            badged.update(r.name for r in own.get(operation.name, []))
             continue
         # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
@@ -299,6 +305,9 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
             writer.add(twin(compared.path), to_json(compared))
         for record in own.get(operation.name, []):
             _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+            if record.name in made:
+                write_implementation_badges(index, renderer, writer, record.name, made[record.name])
+            badged.add(record.name)
         writer.group_files[operation.name] = writer.files[before:]
     _write_list_pages(renderer, writer, memo, tokens, implementation_index(index))
     for record in others:
@@ -323,4 +332,4 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
     for name, data in static_files().items():
         writer.add(name, data)
     write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
-                       schema_names=list(schemas), updated=released)
+                       schema_names=list(schemas), updated=released, badges=made, written=badged)
