@@ -60,8 +60,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _int(text: str) -> int | _Bad:
     # Checked on the text: int() refuses more than 4,300 digits with a ValueError that
     # json.loads would pass on as a traceback, and no safe integer has 17 digits.
-    if len(text.lstrip("-")) > 16:
-        shown = text if len(text) <= 40 else f"{text[:20]}…({len(text)} digits)"
+    digits = len(text.lstrip("-"))
+    if digits > 16:
+        shown = text if len(text) <= 40 else f"{text[:20]}…({digits} digits)"
         return _Bad(f"integer {shown} is outside the exact range ±(2**53 - 1)")
     value = int(text)
     if abs(value) > MAX_SAFE_INTEGER:

@@ -127,22 +127,6 @@ class LigerPeer(Peer):
         return getattr(lt, self.liger_class)(**self.liger_kwargs)
 
 
-def _quiet_compiler() -> None:
-    """Inductor compiles on the first call, inside the call's window, where the host_threads
-    check refuses any thread still running when the window closes. On the H200 it named the
-    monitor thread of tqdm's progress bar (every compiled peer's gate failed on it), and
-    inductor's compile workers would follow: compile in the calling thread, with no monitor."""
-    import torch._inductor.config as inductor
-
-    inductor.compile_threads = 1
-    try:
-        import tqdm
-
-        tqdm.tqdm.monitor_interval = 0
-    except ImportError:
-        pass
-
-
 class TorchPeer(Peer):
     """A torch module (``module()``), eager or, with provider torch_compile, compiled."""
 
@@ -169,6 +153,5 @@ class TorchPeer(Peer):
         if self.provider == "torch_compile":
             import torch
 
-            _quiet_compiler()
             return torch.compile(module, dynamic=dynamic)
         return module

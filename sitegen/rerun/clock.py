@@ -62,6 +62,8 @@ def reset(runner, i: int, draw: bool = True) -> None:
     wanted, as in the repeated-input probe), then whatever the pass needs (a backward's graph)."""
     if draw and hasattr(runner, "draw"):
         runner.draw(i)
+    elif not draw and hasattr(runner, "restore"):
+        runner.restore(i)
     runner.reset(i)
 
 

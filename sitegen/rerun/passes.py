@@ -76,10 +76,6 @@ class PassRunner:
         self.losses: list = [None] * n
         self.fwd_windows: list = [None] * n
         self.prints: list = [None] * n
-        # Whether set k holds what was drawn for it: a call may write an input the operation lets
-        # it write (writable_inputs), and a call on a set not drawn again since (the repeated-
-        # input probe) has inputs no redraw reproduces, so its output cannot be checked.
-        self.as_drawn: list = [True] * n
         if timed_pass == "backward" and liger_script:
             self.losses = [module(*a) for a in self.args]
         self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol,
@@ -124,6 +120,19 @@ class PassRunner:
         loss.backward(self.gouts[k], retain_graph=self.liger_script)
         return loss
 
+    def restore(self, i: int) -> None:
+        """Untimed, before a call on the same content (the repeated-input probe): the inputs a
+        call may write (writable_inputs) put back as drawn. Else each repeated call would see
+        what the last one wrote (Liger's cross entropy writes its gradient over the logits), and
+        the timed-output check, which holds a call to the reference of its set's draw, would
+        call an honest kernel wrong (it did, on the H200)."""
+        if self.check is not None and self.op.writable_inputs:
+            k = i % len(self.sets)
+            with torch.no_grad():
+                for j, fresh in enumerate(self._draw(self.recipes[k])):
+                    if j in self.op.writable_inputs:
+                        self.sets[k][j].copy_(fresh)
+
     def draw(self, i: int) -> None:
         """Untimed, immediately before call i (before its backward's graph, the lead and the
         flush): its set drawn again, so that nothing an earlier call left could know it."""
@@ -131,7 +140,6 @@ class PassRunner:
             k = i % len(self.sets)
             self.perturb(k)
             self.prints[k] = fingerprint(self._guarded(k))
-            self.as_drawn[k] = True
 
     def after(self, i: int, out, *, check: bool, window=None) -> None:
         """Untimed, right after the call: keep its loss, and on checked calls complete its
@@ -139,10 +147,6 @@ class PassRunner:
         if self.check is None:
             return
         k = i % len(self.sets)
-        if not self.as_drawn[k]:
-            check = False
-        if self.op.writable_inputs:
-            self.as_drawn[k] = False
         # On every call, before anything reads the output: a subclass's methods or an active
         # mode would run the implementation's code inside the untimed reads below.
         why = out is not None and (foreign(out, self._modes) or next(

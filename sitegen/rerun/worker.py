@@ -71,6 +71,19 @@ def run(plan: dict) -> dict:
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 64)
             break
+    # Inductor compiles on a compiled module's first call, inside its window, where host_threads
+    # refuses any thread still running when the window closes: on the H200 it named tqdm's
+    # monitor thread and failed every compiled peer's gate. Compile in the calling thread with no
+    # monitor, for every implementation alike (the same for sitegen's peers and outside code).
+    import torch._inductor.config as inductor
+
+    inductor.compile_threads = 1
+    try:
+        import tqdm
+
+        tqdm.tqdm.monitor_interval = 0
+    except ImportError:
+        pass
     result: dict = {
         "software": software_facts(), "device": device_facts(device),
         "processCount": gpustate.compute_processes(),

@@ -62,20 +62,31 @@ def _entry(badge: Badge, base: str) -> BadgeEntry:
     return BadgeEntry(badge.path, badge.text, markdown, html)
 
 
-def badges_pages(index: Index, made: list[Badge]) -> list[BadgesPage]:
-    """The index of implementations with badges (paged), then each one's badges page."""
-    base = str(index.config.site.base_url)
-    base = base if base.endswith("/") else base + "/"
+def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
     by_implementation: dict[str, list[Badge]] = {}
     for badge in made:
         by_implementation.setdefault(badge.path.split("/")[1], []).append(badge)
+    return by_implementation
+
+
+def _titles(index: Index, names) -> dict[str, str]:
     records = {r.name: r for r in index.registry.of_kind("ImplementationRevision")}
-    titles = {name: f"{L.implementation_label(records[name])} ({name})" if name in records else name for name in by_implementation}
+    return {name: f"{L.implementation_label(records[name])} ({name})" if name in records else name for name in names}
+
+
+def badges_index(index: Index, by_implementation: dict[str, list[Badge]]) -> list[BadgesPage]:
+    """The index of implementations with badges, paged."""
     names = sorted(by_implementation)
+    titles = _titles(index, names)
     listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n])) for n in names]
-    pages = [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
-             for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
-    for name in names:
-        pages.append(BadgesPage(L.badges_link(name), f"Badges of {titles[name]}", Link(titles[name], L.implementation_path(name)),
-                                [_entry(b, base) for b in by_implementation[name]], []))
-    return pages
+    return [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
+            for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
+
+
+def implementation_badges_page(index: Index, name: str, made: list[Badge]) -> BadgesPage:
+    """One implementation's badges page: its badges (``made``) with their snippets."""
+    base = str(index.config.site.base_url)
+    base = base if base.endswith("/") else base + "/"
+    title = _titles(index, [name])[name]
+    return BadgesPage(L.badges_link(name), f"Badges of {title}", Link(title, L.implementation_path(name)),
+                      [_entry(b, base) for b in made], [])

@@ -28,13 +28,18 @@ from sitegen.site.citation import citation_cff
 from sitegen.site.compare import cohort_pairs, compare_app, compare_page
 from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.downloads import cohort_tables, operation_csv_path, table
+from sitegen.site.feeds import atom_feed
+from sitegen.site import explain as E
 from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
 from sitegen.site.home import home_page
 from sitegen.site.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
 from sitegen.site.operation_page import operation_pages_with_runs
-from sitegen.site.reader_outputs import Content, operation_feed_path, operation_where, read_content, write_reader_pages, write_site_edges
+from sitegen.site.badges import badges
+from sitegen.site.badges_page import badges_by_implementation
+from sitegen.site.reader_outputs import (Content, operation_feed_path, operation_where, read_content, write_implementation_badges,
+                                         write_reader_pages, write_site_edges)
 from sitegen.site.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
 from sitegen.site.rankcache import Rankings
@@ -62,17 +67,33 @@ class BuildResult:
     """False when the site was already built from the same inputs and was left as it was."""
     heap: object = field(default=None, repr=False, compare=False)
     """The registry and index the site was built from: whoever holds the result decides when they are freed."""
+    explained: list[str] = field(default_factory=list)
+    """A line per page asked about (``explain``): taken unchanged or made again, and why."""
+
+
+def _epoch_date() -> str | None:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
+    return None
 
 
 def build_date(index: Index) -> str:
     """SOURCE_DATE_EPOCH when set (reproducible-builds convention), else the newest record date."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
     dates = [f.observed for f in index.runs]
     dates += [a.model.spec.date for a in index.registry.of_kind("Attestation")]
     dates += [s.published for s in index.config.sources.values()]
-    return max(dates, default="1970-01-01")
+    return _epoch_date() or max(dates, default="1970-01-01")
+
+
+def operation_date(index: Index, runs) -> str:
+    """An operation feed's updated day: SOURCE_DATE_EPOCH, else the newest date of its own runs,
+    their notes and their sources. Its own, not the registry's: a note on another operation's run
+    must leave this feed's bytes, and so its page group (sitegen.site.reuse), as they were."""
+    dates = [f.observed for f in runs] + [a.model.spec.date for f in runs for a in f.attestations]
+    sources = {f.run.spec.sourceNative.source for f in runs if f.run.spec.sourceNative}
+    dates += [index.config.sources[s].published for s in sources if s in index.config.sources]
+    return _epoch_date() or max(dates, default=build_date(index))
 
 
 def bad_base_url() -> InputError:
@@ -126,7 +147,8 @@ def _rows_released():
 
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
-               jobs: int | None = None, full: bool = False, trust: Path | None = None) -> BuildResult:
+               jobs: int | None = None, full: bool = False, trust: Path | None = None,
+               explain: list[str] = ()) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
@@ -136,6 +158,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
     come from sitegen.documentcache, the rankings of unchanged cohorts from
     sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
+    ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
     """
     progress = progress or Progress(enabled=False)
     if out.name in ("", ".."):
@@ -147,6 +170,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
     listed = own_files(out)
+    asked = [E.page_path(p) for p in explain]
+    before = E.inodes(out, asked)
     progress.stage("checking for changes")
     # An interrupted registry write is finished or undone before its files are fingerprinted,
     # as open_registry would before reading them.
@@ -160,7 +185,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     previous = previous_build(out, inputs.digest, listed)
     if previous is not None:
         clean_leftovers(out)
-        return BuildResult(out, previous.runs, previous.files, fresh=False)
+        return BuildResult(out, previous.runs, previous.files, fresh=False,
+                           explained=E.explain(asked, before, E.inodes(out, asked), None))
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
@@ -180,9 +206,10 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         # Which implementation pages go with one operation's group: the group keys and the
         # writer of those pages must agree, so both take this one answer.
         by_operation = implementations_by_operation(index)
-        keys, site_key = group_keys(index, records, inputs, by_operation[0])
-        # The per-file digests (a line per registry file) are not needed past this point.
-        digest, inputs = inputs.digest, None
+        keys, site_key, own = group_keys(index, records, inputs, by_operation[0])
+        # Kept for the next build's --explain, which names the files whose digests changed.
+        digest, files, inputs = inputs.digest, inputs.files, None
+        previous_state = E.load_state(records, out) if asked else {}
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
         listed = None
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
@@ -210,7 +237,18 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             raise
         tokens.save()
         rankings.save()
-    return BuildResult(out, len(index.runs), len(writer.files), heap=index)
+        E.save_state(records, out, site_key, files)
+        explained = E.explain(asked, before, E.inodes(out, asked), E.Decisions(
+            site_key, keys, writer.previous_groups, own, files, previous_state, writer.page_keys,
+            writer.previous_page_keys, _operation_of_page(index, writer))) if asked else []
+    return BuildResult(out, len(index.runs), len(writer.files), heap=index, explained=explained)
+
+
+def _operation_of_page(index: Index, writer: SiteWriter) -> dict[str, str]:
+    pages = {L.run_path(f.name): f.operation.name for f in index.runs}
+    for operation, files in writer.group_files.items():
+        pages.update((f, operation) for f in files)
+    return pages
 
 
 def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, drafts) -> None:
@@ -236,9 +274,12 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
                        progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
     progress.stage("operation, listing and home pages")
     own, others = by_operation
+    made = badges_by_implementation(badges(index))
+    badged: set[str] = set()  # implementations whose badges went with their operation's pages
     for operation in index.operations:
         if link_unchanged_operation(writer, operation.name):
             memo.carry(writer.group_files[operation.name])
+            badged.update(r.name for r in own.get(operation.name, []))
             continue
         # Everything that depends on this operation's group alone, listed for the next build to reuse.
         before = len(writer.files)
@@ -252,6 +293,8 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
             writer.add(twin(page.path), to_json(page))
             for path, data in cohort_tables(page.path, shown):
                 writer.add(path, data)
+        writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
+                                   page=L.operation_path(operation.name), updated=operation_date(index, runs)))
         if runs:
             writer.add(run_shard_path(operation.name), run_shard(runs))
             writer.add(operation_csv_path(operation.name), table(runs))
@@ -262,6 +305,9 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
             writer.add(twin(compared.path), to_json(compared))
         for record in own.get(operation.name, []):
             _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+            if record.name in made:
+                write_implementation_badges(index, renderer, writer, record.name, made[record.name])
+            badged.add(record.name)
         writer.group_files[operation.name] = writer.files[before:]
     _write_list_pages(renderer, writer, memo, tokens, implementation_index(index))
     for record in others:
@@ -286,4 +332,4 @@ def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, mem
     for name, data in static_files().items():
         writer.add(name, data)
     write_reader_pages(index, content, renderer, writer, schema_folder=SCHEMA_FOLDER,
-                       schema_names=list(schemas), updated=released)
+                       schema_names=list(schemas), updated=released, badges=made, written=badged)

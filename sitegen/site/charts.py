@@ -126,6 +126,13 @@ def _text_width(text: str, size: float = PHONE_TEXT) -> float:
     return len(text) * 0.64 * size
 
 
+# Below the plot, in chart units: the x tick labels' baseline, the x axis title's, the first
+# legend row's, and the step from one legend row to the next (each a line of phone-sized text).
+X_LABELS_BELOW, X_TITLE_BELOW, LEGEND_BELOW, LEGEND_ROW = 20, 46, 70, 26
+Y_TITLE_X = 20  # the rotated y title's centre line; the tick labels start past its band (Y_TITLE_BAND)
+Y_TITLE_BAND = 28
+
+
 @dataclass(frozen=True)
 class _Layout:
     """Where the plot sits in the 640-unit-wide chart: its left and right edges and its x axis."""
@@ -140,7 +147,7 @@ def _layout(y_labels: list[str], x_labels: list[str], x_fractions: list[float]) 
     title, and for the last x tick label inside the chart's right edge (``x_fractions``: where
     each x tick falls between the plot's edges, 0 to 1)."""
     widest = max((_text_width(label) for label in y_labels), default=0.0)
-    left = max(LEFT, 28 + widest + 6)  # the rotated title's band, the labels, their gap to the axis
+    left = max(LEFT, Y_TITLE_BAND + widest + 6)  # the rotated title's band, the labels, their gap to the axis
     right = WIDTH - RIGHT
     for label, fraction in zip(x_labels, x_fractions):
         if fraction > 0:
@@ -167,7 +174,7 @@ def _shown_labels(labels: list[str], positions: list[float]) -> list[str]:
 def _frame(title: str, desc: str, body: list[str], legend: list[tuple[str, str, str]], layout: _Layout) -> str:
     placed, rows = _legend(legend, layout)
     # The x tick labels, the x axis's title and each legend row get a line of phone-sized text.
-    height = layout.bottom + (70 + (rows - 1) * 26 + 12 if rows else 58)
+    height = layout.bottom + (LEGEND_BELOW + (rows - 1) * LEGEND_ROW + 12 if rows else X_TITLE_BELOW + 12)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {_num(height)}" role="img" class="chart"'
         f' font-family="system-ui, sans-serif" font-size="12">'
@@ -185,14 +192,14 @@ def _axes(x: Axis, y: Axis, x_px, y_px, x_ticks, y_ticks, layout: _Layout) -> li
         px = _num(px_value)
         out.append(f'<path d="M{px} {_num(bottom)}v4" stroke="#8c959f"/>')
         if label:
-            text.append(f'<text x="{px}" y="{_num(bottom + 20)}" text-anchor="middle">{_escape(label)}</text>')
+            text.append(f'<text x="{px}" y="{_num(bottom + X_LABELS_BELOW)}" text-anchor="middle">{_escape(label)}</text>')
     y_labels = _distinct_labels(y, y_ticks)
     for t, text_label in zip(y_ticks, y_labels):
         py = _num(y_px(t))
-        out.append(f'<path d="M{left} {py}H{right}" stroke="#d0d7de" stroke-width="0.5"/>')
+        out.append(f'<path class="grid" d="M{left} {py}H{right}" stroke="#d0d7de" stroke-width="0.5"/>')
         text.append(f'<text x="{left - 6}" y="{py}" dy="4" text-anchor="end">{_escape(text_label)}</text>')
-    text.append(f'<text x="{_num((left + right) / 2)}" y="{_num(bottom + 46)}" text-anchor="middle">{_escape(x.label)}</text>')
-    text.append(f'<text transform="translate(20 {_num((TOP + bottom) / 2)}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')
+    text.append(f'<text x="{_num((left + right) / 2)}" y="{_num(bottom + X_TITLE_BELOW)}" text-anchor="middle">{_escape(x.label)}</text>')
+    text.append(f'<text transform="translate({Y_TITLE_X} {_num((TOP + bottom) / 2)}) rotate(-90)" text-anchor="middle">{_escape(y.label)}</text>')
     return out + [f'<g fill="currentColor">{"".join(text)}</g>']
 
 
@@ -205,7 +212,7 @@ def _legend(items: list[tuple[str, str, str]], layout: _Layout) -> tuple[list[st
         width = 30 + _text_width(name)
         if x > layout.left and x + width > WIDTH - 8:
             row, x = row + 1, layout.left
-        y = layout.bottom + 70 + row * 26
+        y = layout.bottom + LEGEND_BELOW + row * LEGEND_ROW
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(f'<path d="M{_num(x)} {_num(y)}h24" stroke="{colour}" stroke-width="2.5"{dash_attr}/>'
                    f'<text x="{_num(x + 30)}" y="{_num(y + 5)}" fill="currentColor">{_escape(name)}</text>')

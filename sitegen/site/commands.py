@@ -51,8 +51,11 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
               help="Read the trusted rerun keys ([[trust]]) from this file instead of the registry's sitegen.toml "
                    "(in CI: the base branch's, which a pull request cannot edit).")
+@click.option("--explain", "explain", multiple=True, metavar="PAGE",
+              help="Say of PAGE (a site path, e.g. runs/NAME/; repeatable) whether this build took it unchanged "
+                   "from the site it replaced or made it again, and why, on stdout.")
 def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool, quiet: bool, search: bool,
-          jobs: int | None, full: bool, unlocked: bool, trust: Path | None) -> None:
+          jobs: int | None, full: bool, unlocked: bool, trust: Path | None, explain: tuple[str, ...]) -> None:
     """Build the static registry site from a folder of records.
 
     Every record is validated first; on any problem nothing is written and the
@@ -73,8 +76,10 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
         result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
-                            search=search, unlocked=unlocked, jobs=jobs, full=full, trust=trust)
+                            search=search, unlocked=unlocked, jobs=jobs, full=full, trust=trust, explain=list(explain))
     elapsed = time.perf_counter() - started
+    for line in result.explained:
+        click.echo(line)
     hold_until_exit(result.heap)
     if not result.fresh:
         click.echo(f"{out} is up to date: built from the same records and options ({result.runs} run page(s), "

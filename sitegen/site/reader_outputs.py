@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sitegen.site import labels as L
-from sitegen.site.badges import badge_svg, badges
-from sitegen.site.badges_page import badges_pages
+from sitegen.site.badges import Badge, badge_svg
+from sitegen.site.badges_page import badges_index, implementation_badges_page
 from sitegen.site.directory_pages import operations_index, schemas_index
 from sitegen.site.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.site.index import Index
@@ -47,42 +47,41 @@ def operation_where(name: str, runs) -> str:
     return f"Short name {name}" + (f" · results on {', '.join(gpus)}" if gpus else "")
 
 
-def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
-                       updated: str) -> None:
-    for page in content.pages:
-        writer.add(page.path, renderer.render("page.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
-    for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
-        template = "schemas.html" if page.path.startswith("schemas/") else "list.html"
-        writer.add(page.path, renderer.render(template, page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
-    for page in protocol_pages(index):
-        writer.add(page.path, renderer.render("protocol.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
-    title = index.config.site.title
-    writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{title}: newest records",
-                                    page="index.html", updated=updated))
-    for op in index.operations:
-        path = operation_feed_path(op.name)
-        writer.add(path, atom_feed(index.runs_of_operation.get(op.name, []), index, path=path,
-                                   title=f"{title}: {L.operation_title(op)}", page=L.operation_path(op.name), updated=updated))
-    listed = []
-    made = badges(index)
+def _page_and_twin(writer, renderer, template: str, page) -> None:
+    writer.add(page.path, renderer.render(template, page))
+    # badges/index.json is the badges index's data (every badge with its cohort), written with the badges.
+    if page.path != "badges/index.html":
+        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+
+
+def write_implementation_badges(index: Index, renderer, writer, name: str, made: list[Badge]) -> None:
+    """An implementation's badge SVGs and its badges page (build writes those of an implementation
+    of one operation with that operation's pages, to be reused with them)."""
     for badge in made:
         writer.add(badge.path, badge_svg(badge))
-        listed.append({"badge": badge.path, "text": badge.text, "cohort": badge.cohort_url})
+    _page_and_twin(writer, renderer, "badges.html", implementation_badges_page(index, name, made))
+
+
+def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
+                       updated: str, badges: dict[str, list[Badge]], written: set[str]) -> None:
+    """Each operation's own feed is written with its pages (build._write_other_pages), to be reused
+    with them, and so are the badges of implementations in ``written``: here, the others'.
+    ``badges``: implementation → its badges (sitegen.site.badges)."""
+    for page in content.pages:
+        _page_and_twin(writer, renderer, "page.html", page)
+    for page in (operations_index(index), schemas_index(schema_folder, schema_names)):
+        _page_and_twin(writer, renderer, "schemas.html" if page.path.startswith("schemas/") else "list.html", page)
+    for page in protocol_pages(index):
+        _page_and_twin(writer, renderer, "protocol.html", page)
+    writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{index.config.site.title}: newest records",
+                                    page="index.html", updated=updated))
+    listed = [{"badge": b.path, "text": b.text, "cohort": b.cohort_url} for name in sorted(badges) for b in badges[name]]
     writer.add("badges/index.json", _json({"badges": listed}))
-    for page in badges_pages(index, made):
-        writer.add(page.path, renderer.render("badges.html", page))
-        # badges/index.json, written above, is the index's data: every badge with its cohort.
-        if page.path != "badges/index.html":
-            writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    for page in badges_index(index, badges):
+        _page_and_twin(writer, renderer, "badges.html", page)
+    for name in sorted(badges):
+        if name not in written:
+            write_implementation_badges(index, renderer, writer, name, badges[name])
 
 
 def write_site_edges(index: Index, writer) -> None:

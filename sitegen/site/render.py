@@ -40,13 +40,13 @@ class Renderer:
         )
         self.site_title = site_title
         self.nav = list(nav)
+        """(text, site path) of the registry's own pages (About, How ranks work), linked from every page."""
         self.search = search
+        """Whether Pagefind runs on this build: only then do pages load its search box."""
         runs_by_path = runs_by_path or {}
         # Run tables look their rows' runs up by page path, to give each metric a column
         # in one unit (sitegen.site.value_columns); the row models carry display text only.
         self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
-        """Whether Pagefind runs on this build: only then do pages load its search box."""
-        """(text, site path) of the registry's own pages (About, How ranks work), linked from every page."""
 
     def render(self, template: str, page, **extra) -> bytes:
         """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""

@@ -29,9 +29,10 @@ from sitegen.site.record_page import has_samples, samples_path
 EVERYTHING = "*"
 
 
-def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, list]) -> tuple[dict[str, str], str]:
+def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, list]) -> tuple[dict[str, str], str, dict[str, str]]:
     """Operation name → key of its runs' pages (one group EVERYTHING when runs of two operations are linked),
-    and the key of all but the run files: sitegen, the options, settings, shared documents and pages.
+    the key of all but the run files (sitegen, the options, settings, shared documents and pages), and
+    each registry file that belongs to one group → that group's operation (sitegen.site.explain names them).
     ``impls``: the implementations whose pages go with each operation (listings.implementations_by_operation)."""
     own: dict[str, str] = {}
     groups: dict[str, list[str]] = {}
@@ -72,7 +73,7 @@ def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, lis
         everything = shared.copy()
         for relative in sorted(own):
             everything.update(f"\0{relative}\0{inputs.files[relative]}".encode())
-        return {EVERYTHING: everything.hexdigest()}, shared.hexdigest()
+        return {EVERYTHING: everything.hexdigest()}, shared.hexdigest(), own
     # An implementation's pages go with an operation's group only while all its runs are
     # of that operation, which runs of other operations can change.
     keys = {}
@@ -82,7 +83,7 @@ def group_keys(index: Index, records: Path, inputs: Inputs, impls: dict[str, lis
             key.update(b"\0" + member.encode())
         key.update(repr(sorted(r.name for r in impls.get(operation, []))).encode())
         keys[operation] = key.hexdigest()
-    return keys, shared.hexdigest()
+    return keys, shared.hexdigest(), own
 
 
 def _plain_folder(records: Path, relative: str, digest: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -227,16 +228,21 @@ def test_a_one_run_edit_renders_only_the_listing_pages_that_show_it(registry_cop
     assert _files(out) == _files(fresh)
 
 
-def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
+@pytest.mark.parametrize("when", ["before the newest record", "after every record"])
+def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench, when):
     # A note shows on its run's page and that operation's pages: `attest` must not
     # re-render the whole site (issue 32), and what it does render must be all that changed.
+    # A note newer than every record moves the site's date: the other operations' feeds,
+    # taken unrendered with their pages, must still be what a cold build makes.
     records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
     shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
     _build(records, out, "--no-search")
     run = sorted((records / "runs").rglob("*.json"))[0]
     name = json.loads(run.read_text())["metadata"]["name"]
+    newest = max(json.loads(p.read_text())["spec"]["observedAt"][:10] for p in (records / "runs").rglob("*.json"))
+    day = "2024-01-02" if when.startswith("before") else (date.fromisoformat(newest) + timedelta(days=1)).isoformat()
     result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median on our A100.",
-                                       "--date", "2026-12-01", "--records", str(records)])
+                                       "--date", day, "--records", str(records)])
     assert result.exit_code == 0, result.output
     rendered, operations = _spy_renders(monkeypatch)
     _build(records, out, "--no-search", "--jobs", "1")

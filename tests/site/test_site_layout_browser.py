@@ -151,10 +151,14 @@ def test_every_template_fits_the_viewport(browser, served, site, width, scheme):
     assert problems == {}, problems
 
 
-def test_the_pages_measured_have_charts_to_measure(browser, served):
+def test_the_pages_measured_have_charts_to_measure(browser, served, site):
     """The chart rules above would hold vacuously on pages without charts."""
     page = browser.new_page(viewport={"width": 390, "height": 900})
-    for path in (PAGES["operation.html"], PAGES["record.html"]):
+    measured = _pages(site)
+    for template in ("operation.html", "record.html", "compare.html", "compare_app.html"):
+        path, ready = measured[template]
         page.goto(served + path, wait_until="load")
+        if ready:
+            page.wait_for_selector(ready)
         assert page.evaluate(MEASURE)["charts"] >= 1, path
     page.close()

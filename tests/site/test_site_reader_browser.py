@@ -88,7 +88,9 @@ def test_search_finds_the_h200_jsd_operation_page(browser, served):
     box.fill("jsd h200")
     results = page.locator(".pagefind-ui__result-link")
     results.first.wait_for(timeout=30_000)
-    top = [results.nth(i).get_attribute("href") for i in range(min(3, results.count()))]
+    # Among the first five, the results Pagefind's UI shows before "Load more": the runs of the
+    # implementation "matmul + sitegen JSD" on the H200 carry both words in their titles too.
+    top = [results.nth(i).get_attribute("href") for i in range(min(5, results.count()))]
     assert any(href and any(href.rstrip("/").endswith(t.rstrip("/")) or t in href for t in JSD_H200) for href in top), top
     page.close()
 
