@@ -167,3 +167,89 @@ def test_files_are_opened_nonblocking_and_closed(tmp_path, monkeypatch):
     assert len(opened) == 2 and [fd for fd, _ in opened] == closed
     for _, flags in opened:
         assert flags & os.O_NONBLOCK and flags & os.O_CLOEXEC and flags & os.O_ACCMODE == os.O_RDONLY
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs /proc")
+def test_a_read_that_fails_is_one_line_saying_why():
+    # /proc/self/mem is a regular file whose first page cannot be read.
+    assert _refusal("/proc/self/mem", 100) == "cannot read file: Input/output error"
+
+
+@pytest.mark.parametrize("limit, grown", [(1 << 20, (1 << 20) + 1), (3 << 19, 3 << 20)])
+def test_a_file_that_grows_after_its_size_was_checked_is_never_read_past_its_limit(tmp_path, monkeypatch, limit, grown):
+    # Another process appends after fstat: the reads themselves must stop past the limit,
+    # never return the first `limit` bytes as if they were the file.
+    path = tmp_path / "run.json"
+    path.write_bytes(b"x" * 10)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        info = real_fstat(fd)
+        path.write_bytes(b"x" * grown)
+        return info
+
+    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    assert _refusal(path, limit) == f"file is over the {limit}-byte limit"
+
+
+def test_where_a_file_is_comes_from_the_descriptor_not_from_its_path_now(tmp_path):
+    # A link swapped in after the open cannot slip past the check, either way round.
+    root = tmp_path / "records"
+    root.mkdir()
+    (root / "a.json").write_text("inside")
+    (tmp_path / "secret.json").write_text("outside")
+    real_root = inputfile.real_root(root)
+    inside_fd = os.open(root / "a.json", os.O_RDONLY)
+    outside_fd = os.open(tmp_path / "secret.json", os.O_RDONLY)
+    try:
+        os.rename(root / "a.json", root / "b.json")
+        (root / "a.json").symlink_to(tmp_path / "secret.json")
+        assert inputfile.outside(inside_fd, root / "a.json", real_root) is None
+        (root / "c.json").write_text("inside")
+        assert inputfile.outside(outside_fd, root / "c.json", real_root) == str(tmp_path / "secret.json")
+    finally:
+        os.close(inside_fd)
+        os.close(outside_fd)
+
+
+def test_a_link_swapped_in_between_open_and_check_is_refused(tmp_path, monkeypatch):
+    root = tmp_path / "records"
+    root.mkdir()
+    (tmp_path / "secret.json").write_text("outside")
+    (root / "a.json").symlink_to(tmp_path / "secret.json")
+    real_fstat = os.fstat
+
+    def fstat_then_swap(fd):
+        info = real_fstat(fd)
+        (root / "a.json").unlink()
+        (root / "a.json").write_text("inside")  # what a check by path would now see
+        return info
+
+    monkeypatch.setattr(os, "fstat", fstat_then_swap)
+    assert "outside the registry" in _refusal(root / "a.json", 100, registry=root)
+
+
+def test_without_proc_a_link_out_is_still_refused_by_its_path(tmp_path, monkeypatch):
+    root = tmp_path / "records"
+    root.mkdir()
+    (tmp_path / "secret.md").write_text("outside")
+    (root / "out.md").symlink_to(tmp_path / "secret.md")
+    (root / "in.md").write_text("inside")
+    real_readlink = os.readlink
+
+    def no_proc(path, *args, **kwargs):
+        if str(path).startswith("/proc/"):
+            raise FileNotFoundError(path)
+        return real_readlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "readlink", no_proc)
+    assert _refusal(root / "out.md", 100, registry=root) == (
+        f"is a link to {tmp_path / 'secret.md'}, outside the registry; pass --allow-outside-links to read it")
+    assert read_regular(root / "in.md", 100, registry=root) == b"inside"
+
+
+def test_a_registry_whose_name_ends_in_a_space_holds_its_files(tmp_path):
+    root = tmp_path / "records "
+    root.mkdir()
+    (root / "run.json").write_text("{}")
+    assert read_regular(root / "run.json", 100, registry=root) == b"{}"
