@@ -265,3 +265,151 @@ def test_every_folder_of_a_site_is_rwxr_xr_x_whatever_the_umask(tmp_path, umask)
         os.umask(old)
     for folder in (top, top / "a", top / "a" / "b"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
+
+
+# --- details a killed or concurrent build relies on ------------------------------------------------
+
+@LINUX
+def test_renameat2_is_found_through_libc_and_reports_errors_by_errno(tmp_path, monkeypatch):
+    function = swap._renameat2()
+    assert function is not None
+    monkeypatch.setattr(swap, "_RENAMEAT2", function)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x").write_text("a")
+    assert swap.exchange(tmp_path / "a", tmp_path / "b") is True and (tmp_path / "b" / "x").read_text() == "a"
+    with pytest.raises(OSError) as caught:
+        swap.exchange(tmp_path / "missing", tmp_path / "b")
+    assert caught.value.errno == errno.ENOENT and caught.value.strerror == os.strerror(errno.ENOENT)
+
+
+def test_in_the_two_rename_gap_the_old_site_sits_beside_the_output_as_previous(tmp_path, monkeypatch):
+    out = _site(tmp_path / "site", {"index.html": "old"})
+    staged = _site(tmp_path / ".site.building-x", {"index.html": "new"})
+    monkeypatch.setattr(swap, "exchange", lambda a, b: False)
+    moved, real_rename = [], os.rename
+
+    def rename(src, dst):
+        moved.append((os.fspath(src), os.fspath(dst)))
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    swap.swap_in(staged, out)
+    (source, parked), _ = moved
+    assert source == str(out)
+    assert os.path.dirname(parked) == str(tmp_path) and os.path.basename(parked).startswith(".site.previous-")
+
+
+def test_held_folders_are_opened_as_folders_and_never_inherited(tmp_path, monkeypatch):
+    # A lock held through a descriptor a child process inherits (Pagefind, a worker) would keep
+    # a killed build's folder "running" for as long as the child lives.
+    _site(tmp_path / ".site.building-k1", {"index.html": "half"})
+    flags, real_open = [], os.open
+
+    def recording_open(path, mode, *args, **kwargs):
+        if sys._getframe(1).f_globals.get("__name__") == swap.__name__:  # swap's own, not rmtree's or the marker's
+            flags.append(mode)
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", recording_open)
+    held, _ = swap.new_staging(tmp_path / "site")
+    os.close(held)
+    swap.clean_leftovers(tmp_path / "other")  # nothing of its own
+    swap.clean_leftovers(tmp_path / "site")
+    assert len(flags) >= 3
+    for mode in flags:
+        assert mode & os.O_DIRECTORY and mode & os.O_CLOEXEC and mode & os.O_ACCMODE == os.O_RDONLY
+
+
+def test_a_held_folder_does_not_stop_the_cleanup_of_the_others(tmp_path):
+    first = tmp_path / ".site.building-0000"
+    first.mkdir()
+    fd = os.open(first, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _site(tmp_path / ".site.building-zzzz", {"index.html": "half"})
+    try:
+        swap.clean_leftovers(tmp_path / "site")
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-0000"]
+
+
+def test_a_leftover_that_vanishes_before_it_is_opened_does_not_stop_the_cleanup(tmp_path, monkeypatch):
+    (tmp_path / ".site.building-0000").mkdir()
+    _site(tmp_path / ".site.building-zzzz", {"index.html": "half"})
+    real_open = os.open
+
+    def vanishing(path, *args, **kwargs):
+        if os.fspath(path).endswith("-0000"):
+            raise FileNotFoundError(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", vanishing)
+    swap.clean_leftovers(tmp_path / "site")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-0000"]
+
+
+def test_a_leftover_that_cannot_be_deleted_never_fails_the_build(tmp_path, monkeypatch):
+    leftover = tmp_path / ".site.building-k1"
+    leftover.mkdir()
+    (leftover / "stuck").write_text("x")
+    real_unlink = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if os.fspath(path).endswith("stuck"):
+            raise PermissionError(path)
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    swap.clean_leftovers(tmp_path / "site")
+    assert (leftover / "stuck").exists()
+
+
+def test_a_folder_that_cannot_be_listed_does_not_stop_the_removal_of_the_others(tmp_path, monkeypatch):
+    old = _site(tmp_path / "old", {"a/index.html": "x", "b/index.html": "x", "c/index.html": "x"})
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if os.fspath(path).endswith("/b"):
+            raise PermissionError(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    swap.remove_own(old)
+    monkeypatch.undo()
+    assert _tree(old) == {"b/index.html": "x"}
+
+
+def test_an_output_named_like_a_staging_folder_gets_a_building_folder_of_its_own(tmp_path):
+    out = tmp_path / "site.starting-1"
+    held, building = swap.new_staging(out)
+    os.close(held)
+    assert building.name.startswith(f".{out.name}.building-")
+    swap.clean_leftovers(out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_staging_folder_renamed_away_before_it_is_building_is_made_again(tmp_path, monkeypatch):
+    real_rename, tries = os.rename, []
+
+    def rename(src, dst):
+        tries.append(src)
+        if len(tries) == 1:
+            raise FileNotFoundError(src)
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    held, building = swap.new_staging(tmp_path / "site")
+    os.close(held)
+    assert len(tries) == 2 and building.is_dir()
+
+
+def test_giving_up_on_a_staging_folder_says_so_and_where(tmp_path, monkeypatch):
+    def vanishing(folder):
+        os.rmdir(folder)
+        raise FileNotFoundError(folder)
+
+    monkeypatch.setattr(swap, "_hold", vanishing)
+    with pytest.raises(OSError) as caught:
+        swap.new_staging(tmp_path / "site")
+    assert str(caught.value) == f"[Errno {errno.EAGAIN}] could not create a staging folder: '{tmp_path}'"
