@@ -413,3 +413,19 @@ def test_giving_up_on_a_staging_folder_says_so_and_where(tmp_path, monkeypatch):
     with pytest.raises(OSError) as caught:
         swap.new_staging(tmp_path / "site")
     assert str(caught.value) == f"[Errno {errno.EAGAIN}] could not create a staging folder: '{tmp_path}'"
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_an_output_holding_a_file_sitegen_did_not_write_is_refused_before_the_swap(tmp_path, monkeypatch, exchange):
+    from sitegen.problems import InputError
+
+    if not exchange:
+        monkeypatch.setattr(swap, "exchange", lambda a, b: False)
+    out = _site(tmp_path / "site", {"index.html": "old"})
+    (out / "notes.txt").write_text("the user's")
+    staged = _site(tmp_path / ".site.building-x", {"index.html": "new"})
+    with pytest.raises(InputError) as caught:
+        swap.swap_in(staged, out)
+    [problem] = caught.value.problems
+    assert problem.file == str(out / "notes.txt") and problem.message.startswith("not written by sitegen")
+    assert _tree(out) == {"index.html": "old", "notes.txt": "the user's"} and _tree(staged) == {"index.html": "new"}
