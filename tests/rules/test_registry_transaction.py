@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -27,6 +28,8 @@ from sitegen.transaction import COMMITTED, JOURNAL, STAGED, Transaction, recover
 
 
 def _problems(caught) -> list[tuple[str, str]]:
+    # Each problem is about a whole file: its JSON path is "$" (the line reads "FILE: $: MESSAGE").
+    assert all(p.path == "$" for p in caught.value.problems), caught.value.problems
     return [(p.file, p.message) for p in caught.value.problems]
 
 
@@ -254,7 +257,7 @@ def test_a_path_that_cannot_be_finished_is_one_line_and_the_journal_stays(tmp_pa
         recover(root)
     [(file, message)] = _problems(caught)
     assert file == str(root / "runs" / "a.json")
-    assert message.startswith("cannot finish an interrupted write: ") and message.endswith("; fix this path and run the command again")
+    assert message == f"cannot finish an interrupted write: {os.strerror(errno.EEXIST)}; fix this path and run the command again"
     assert (root / JOURNAL / COMMITTED).exists()
     (root / "runs").unlink()
     recover(root)
@@ -389,3 +392,22 @@ def test_read_refuses_a_link_out_of_the_registry(tmp_path):
     (root / "a.json").symlink_to(tmp_path / "secret")
     with pytest.raises(InputError):
         Transaction(root).read("a.json")
+
+
+def test_a_journal_that_cannot_be_removed_does_not_fail_a_write_that_landed(tmp_path, monkeypatch):
+    # Reported as failed, the write would be run again, and a file written as new refused.
+    root = tmp_path / "records"
+    real_rmdir = os.rmdir
+
+    def rmdir(path, *args, **kwargs):
+        if os.fspath(path).endswith(JOURNAL):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_rmdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    with registry_transaction(root) as txn:
+        txn.write("a.json", b"a", new=True)
+    assert (root / "a.json").read_bytes() == b"a"
+    monkeypatch.undo()
+    recover(root)
+    assert _tree(root) == {"a.json": b"a"} and not (root / JOURNAL).exists()
