@@ -312,3 +312,35 @@ def test_a_git_checkout_gives_its_commit_and_date_and_refuses_uncommitted_edits(
 def test_a_gpu_name_of_200_characters_is_a_gpu_name(tmp_path):
     plan, _ = plan_import(_snapshot(tmp_path, _one({**TIMING, "hardware": "NVIDIA B200 " + "x" * 188})))
     assert all("is not a GPU name" not in message for _, _, message in _problems(plan))
+
+
+def test_a_problem_that_no_longer_computes_its_table_operation_is_its_own_with_one_warning(tmp_path):
+    # level1/23_Softmax.py is in kernelbench_operations.toml; a ReLU under its name is not a softmax.
+    timings = {f"baseline_time_{c}.json": {"level1": {"23_Softmax.py": TIMING}} for c in ("torch", "torch_compile_cudagraphs")}
+    root = _snapshot(tmp_path, timings, {"23_Softmax.py": RELU})
+    plan, _ = plan_import(root)
+    assert plan.problems == [] and plan.imported == 2
+    assert plan.warnings == [f"{root / 'KernelBench' / 'level1' / '23_Softmax.py'}: warning: no longer computes "
+                             "softmax as kernelbench_operations.toml says; imported as its own operation"]
+    [operation] = [d for d in plan.documents.values() if d["kind"] == "OperationSpec"]
+    assert operation["metadata"]["name"].startswith("kernelbench-level1-23-softmax-")
+    assert operation["metadata"]["title"] == "KernelBench L1 · 23 Softmax"
+
+
+def test_a_long_timing_folder_gives_bounded_names(tmp_path):
+    problem = "1_" + "Long_problem_name" * 2 + ".py"
+    root = _snapshot(tmp_path, {}, {problem: RELU})
+    folder = "B200_" + "x" * 210
+    config = "torch_compile_inductor_max-autotune-no-cudagraphs"
+    (root / "results" / "timing" / folder).mkdir()
+    (root / "results" / "timing" / folder / f"baseline_time_{config}.json").write_text(json.dumps({"level1": {problem: TIMING}}))
+    plan, _ = plan_import(root)
+    assert plan.problems == [] and plan.imported == 1
+    [run] = [d for d in plan.documents.values() if d["kind"] == "BenchmarkRun"]
+    name, native = run["metadata"]["name"], run["spec"]["sourceNative"]
+    external = f"{COMMIT[:7]}/{folder}/{config}/level1/{problem.removesuffix('.py')}"
+    assert len(external) > 300 and native["externalId"] == external[:300]
+    assert run["spec"]["evidence"]["details"]["timingFolder"] == folder
+    import hashlib
+    assert len(name) <= 200 and name.endswith("-" + hashlib.sha256(external.encode()).hexdigest()[:8])
+    assert name.startswith(f"kernelbench-{COMMIT[:7]}-b200-xxx")
