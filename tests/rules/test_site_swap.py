@@ -278,6 +278,7 @@ def test_renameat2_is_found_through_libc_and_reports_errors_by_errno(tmp_path, m
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "x").write_text("a")
     assert swap.exchange(tmp_path / "a", tmp_path / "b") is True and (tmp_path / "b" / "x").read_text() == "a"
+    ctypes.set_errno(0)  # no earlier call's errno to fall back on: the call's own must be read
     with pytest.raises(OSError) as caught:
         swap.exchange(tmp_path / "missing", tmp_path / "b")
     assert caught.value.errno == errno.ENOENT and caught.value.strerror == os.strerror(errno.ENOENT)
@@ -430,3 +431,19 @@ def test_an_output_holding_a_file_sitegen_did_not_write_is_refused_before_the_sw
     [problem] = caught.value.problems
     assert problem.file == str(out / "notes.txt") and problem.message.startswith("not written by sitegen")
     assert _tree(out) == {"index.html": "old", "notes.txt": "the user's"} and _tree(staged) == {"index.html": "new"}
+
+
+def test_a_staging_folder_is_made_as_starting_beside_the_output_and_keeps_its_name_as_building(tmp_path, monkeypatch):
+    # Killed before its rename, a build leaves a .X.starting-* folder, which the next build removes.
+    real, made = swap._hold, []
+
+    def hold(folder):
+        made.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(swap, "_hold", hold)
+    held, building = swap.new_staging(tmp_path / "site")
+    os.close(held)
+    [starting] = made
+    assert starting.parent == tmp_path and starting.name.startswith(".site.starting-")
+    assert building.name == ".site.building-" + starting.name.removeprefix(".site.starting-")
