@@ -344,3 +344,199 @@ def test_a_long_timing_folder_gives_bounded_names(tmp_path):
     import hashlib
     assert len(name) <= 200 and name.endswith("-" + hashlib.sha256(external.encode()).hexdigest()[:8])
     assert name.startswith(f"kernelbench-{COMMIT[:7]}-b200-xxx")
+
+
+# --- survivors of the first mutation run, each a rule ------------------------------------------
+
+def _runs(plan) -> list[dict]:
+    return [d for d in plan.documents.values() if d["kind"] == "BenchmarkRun"]
+
+
+def _folder_snapshot(tmp_path, folder: str, config: str = "torch") -> Path:
+    root = _snapshot(tmp_path, {})
+    (root / "results" / "timing" / folder).mkdir()
+    (root / "results" / "timing" / folder / f"baseline_time_{config}.json").write_text(json.dumps({"level1": {"1_ReLU.py": TIMING}}))
+    return root
+
+
+@pytest.mark.parametrize("k, hashed", [(155, False), (156, True), (165, True)])
+def test_a_run_name_over_200_characters_is_cut_and_hashed(tmp_path, k, hashed):
+    import hashlib
+    folder = "B200_" + "x" * k
+    plan, _ = plan_import(_folder_snapshot(tmp_path, folder))
+    assert plan.problems == []
+    [run] = _runs(plan)
+    external = f"{COMMIT[:7]}/{folder}/torch/level1/1_ReLU"
+    full = "kernelbench-" + external.replace("/", "-").replace("_", "-").lower()
+    expected = full[:191].rstrip("-.") + "-" + hashlib.sha256(external.encode()).hexdigest()[:8] if hashed else full
+    assert run["metadata"]["name"] == expected and len(expected) <= 200
+
+
+def test_a_document_field_over_its_bound_is_a_problem_naming_the_document(tmp_path):
+    plan, _ = plan_import(_folder_snapshot(tmp_path, "B200_" + "x" * 240, "torch_compile_inductor_max-autotune-no-cudagraphs"))
+    assert [m for _, _, m in _problems(plan)] == ["run $.metadata.sourceRefs[0].path: String should have at most 300 characters"]
+
+
+def test_two_timings_that_give_one_path_different_documents_are_refused_naming_the_first(tmp_path):
+    # "NVIDIA B200" and "nvidia b200" name one environment file with two different products.
+    timings = {"baseline_time_torch.json": {"level1": {"1_ReLU.py": TIMING, "2_ReLU.py": {**TIMING, "hardware": "nvidia b200"}}}}
+    root = _snapshot(tmp_path, timings, {"1_ReLU.py": RELU, "2_ReLU.py": RELU})
+    plan, _ = plan_import(root)
+    shown = root / "results" / "timing" / FOLDER / "baseline_time_torch.json"
+    [(name, path, message)] = _problems(plan)
+    assert path == "$.level1['2_ReLU.py']"
+    assert message.startswith("environment environments/") and message.endswith(f" differs from the one {shown} $.level1['1_ReLU.py'] produced")
+
+
+def test_every_distinct_warning_is_given_once(tmp_path):
+    root = _snapshot(tmp_path, {}, {"23_Softmax.py": RELU, "95_CrossEntropyLoss.py": RELU})
+    for folder, gpu in (("A_one", "Acme Z9"), ("B_two", "Acme Z8")):
+        (root / "results" / "timing" / folder).mkdir()
+        (root / "results" / "timing" / folder / "baseline_time_torch.json").write_text(json.dumps(
+            {"level1": {"23_Softmax.py": {**TIMING, "hardware": gpu}, "95_CrossEntropyLoss.py": {**TIMING, "hardware": gpu}}}))
+    plan, _ = plan_import(root)
+    level = root / "KernelBench" / "level1"
+    assert plan.warnings == [
+        f"{level / '23_Softmax.py'}: warning: no longer computes softmax as kernelbench_operations.toml says; imported as its own operation",
+        "A_one: warning: unknown GPU 'Acme Z9': architecture 'unknown'",
+        f"{level / '95_CrossEntropyLoss.py'}: warning: no longer computes cross_entropy as kernelbench_operations.toml says; imported as its own operation",
+        "B_two: warning: unknown GPU 'Acme Z8': architecture 'unknown'",
+    ]
+
+
+def test_a_skipped_timing_does_not_stop_the_ones_after_it(tmp_path):
+    timings = {"baseline_time_torch.json": {"level1": {"1_Opaque.py": TIMING, "2_Gap.py": None, "3_ReLU.py": TIMING}}}
+    problems = {"1_Opaque.py": RELU.replace("torch.randn(4, 8)", "make()"), "3_ReLU.py": RELU}
+    plan, _ = plan_import(_snapshot(tmp_path, timings, problems))
+    assert plan.imported == 1 and [r["spec"]["sourceNative"]["benchmark"] for r in _runs(plan)] == ["level1/3_ReLU"]
+
+
+def test_timings_of_other_than_100_trials_have_a_protocol_of_their_own(tmp_path):
+    timings = {"baseline_time_torch.json": {"level1": {"1_ReLU.py": TIMING, "2_ReLU.py": {**TIMING, "num_trials": 7}}}}
+    plan, _ = plan_import(_snapshot(tmp_path, timings, {"1_ReLU.py": RELU, "2_ReLU.py": RELU}))
+    names = sorted(d["metadata"]["name"] for d in plan.documents.values() if d["kind"] == "BenchmarkProtocol")
+    assert plan.problems == [] and names == ["kernelbench-baseline-timing", "kernelbench-baseline-timing-7-trials"]
+
+
+def _workload(tmp_path, inputs: str, constants: str = "") -> dict:
+    problem = RELU.replace("return [torch.randn(4, 8)]", f"return {inputs}").replace("def get_inputs", f"{constants}\ndef get_inputs")
+    plan, _ = plan_import(_snapshot(tmp_path, _one(TIMING), {"1_ReLU.py": problem}))
+    assert plan.problems == [], plan.problems
+    [workload] = [d for d in plan.documents.values() if d["kind"] == "WorkloadCase"]
+    return workload
+
+
+@pytest.mark.parametrize("inputs, dtype", [
+    ("[torch.randn(4, 8, dtype=torch.bfloat16)]", "bf16"),
+    ("[torch.randn(4, 8, dtype=torch.float16), torch.randn(4)]", None),
+    ("[torch.randint(0, 9, (4,))]", None),
+])
+def test_a_workload_has_a_dtype_only_when_its_float_tensors_share_one(tmp_path, inputs, dtype):
+    assert _workload(tmp_path, inputs)["spec"].get("dtype") == dtype
+
+
+def test_a_workload_without_constants_or_dtype_reads_no_constants(tmp_path):
+    assert _workload(tmp_path, "[torch.randint(0, 9, (4,))]")["metadata"]["title"] == "no constants"
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_workload_title_is_cut_at_300_characters(tmp_path, extra):
+    from sitegen.importers import catalog
+    # Constants whose "name = 1 · … · fp32" label is 300 characters, or one more.
+    names = [f"c{i}" + "x" * 57 for i in range(4)]
+    names.append("d" * (300 - len(catalog.axes_label({n: 1 for n in [*names, ""]}, "fp32")) + extra))
+    label = catalog.axes_label({n: 1 for n in names}, "fp32")
+    assert len(label) == 300 + extra
+    workload = _workload(tmp_path, f"[torch.randn({', '.join(names)})]", "".join(f"{n} = 1\n" for n in names))
+    assert workload["metadata"]["title"] == (label[:299] + "…" if extra else label)
+
+
+def test_a_readme_with_bytes_that_are_not_utf8_still_states_its_versions(tmp_path):
+    root = _snapshot(tmp_path, _one(TIMING))
+    (root / "results" / "timing" / "README.md").write_bytes(b"Caf\xe9 notes\nPyTorch `2.5.0` and CUDA `12.4`\n")
+    plan, _ = plan_import(root)
+    assert plan.problems == [] and plan.imported == 1
+
+
+def test_a_commit_file_is_read_as_key_then_value(tmp_path):
+    root = _snapshot(tmp_path, {}, commit=f"commit {COMMIT}\ndate 2025-06-01T10:00:00Z\nsubject add B200 profiling results\n")
+    assert kernelbench.revision(root) == (COMMIT, "2025-06-01T10:00:00Z", "add B200 profiling results")
+    (root / "COMMIT").write_text(f"commit {COMMIT}\ndate 2025-06-01T10:00:00Z\n")
+    assert kernelbench.revision(root) == (COMMIT, "2025-06-01T10:00:00Z", "")
+
+
+def test_a_commit_file_without_a_date_is_refused(tmp_path):
+    root = _snapshot(tmp_path, {}, commit=f"commit {COMMIT}\n")
+    with pytest.raises(InputError) as caught:
+        kernelbench.revision(root)
+    assert [(p.file, p.path, p.message) for p in caught.value.problems] == [
+        (str(root / "COMMIT"), "$", f"no commit id and ISO date (read {COMMIT!r}, '')")]
+
+
+def test_problem_files_are_taken_by_number_then_name_and_others_last(tmp_path):
+    problems = {name: RELU for name in ("10_A_b.py", "9_B_c.py", "1_C.py")}
+    timings = {"baseline_time_torch.json": {"level1": {name: {**TIMING, "mean": "x"} for name in [*problems, "Extra.py"]}}}
+    plan, _ = plan_import(_snapshot(tmp_path, timings, problems))
+    assert [path for _, path, _ in _problems(plan)] == ["$.level1['1_C.py']", "$.level1['9_B_c.py']", "$.level1['10_A_b.py']",
+                                                         "$.level1['Extra.py']"]
+
+
+def test_refusals_of_a_whole_snapshot_are_about_whole_files(tmp_path):
+    # COMMIT, README and the timing folder: the JSON path of each problem is "$".
+    for make in (lambda r: (r / "COMMIT").write_text("commit x\n"), lambda r: (r / "results" / "timing" / "README.md").write_text(""),
+                 lambda r: (r / "COMMIT").write_bytes(b"\xff")):
+        root = _snapshot(tmp_path / str(id(make)), {})
+        make(root)
+        plan, _ = plan_import(root)
+        assert [p.path for p in plan.problems] == ["$"]
+    plan, _ = plan_import(_snapshot(tmp_path / "empty", {}))
+    assert [p.path for p in plan.problems] == ["$"]
+
+
+def test_git_that_fails_is_one_line_naming_the_checkout(tmp_path, monkeypatch):
+    root = _snapshot(tmp_path, {})
+    (root / ".git").mkdir()  # not a repository: git log fails
+    with pytest.raises(InputError) as caught:
+        kernelbench.revision(root)
+    [problem] = caught.value.problems
+    assert (problem.file, problem.path) == (str(root), "$")
+    assert problem.message.startswith("cannot read the commit with git: Command ") and "returned non-zero exit status" in problem.message
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_that_cannot_say_the_checkouts_state_is_one_line(tmp_path, monkeypatch):
+    root = _snapshot(tmp_path / "KernelBench", {})
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", ""], ):
+        _git(root, *command, *(["--allow-empty-message"] if command[0] == "commit" else []))
+    commit, date, subject = kernelbench.revision(root)
+    assert subject == "" and len(commit) == 40
+    real = subprocess.run
+
+    def status_fails(args, *rest, **kwargs):
+        if "status" in args:  # as git fails where there is no repository
+            args = ["git", "-C", str(tmp_path / "nowhere"), "status"]
+        return real(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", status_fails)
+    with pytest.raises(InputError) as caught:
+        kernelbench.revision(root)
+    [problem] = caught.value.problems
+    assert (problem.file, problem.path) == (str(root), "$")
+    assert problem.message.startswith("cannot read the checkout's state with git: Command ")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_is_run_with_a_bound_and_its_failures_checked(tmp_path, monkeypatch):
+    # A git that hangs (a credential prompt, a lock) must not hang the import.
+    root = _snapshot(tmp_path / "KernelBench", {})
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "s"]):
+        _git(root, *command)
+    calls, real = [], subprocess.run
+
+    def recording(args, *rest, **kwargs):
+        calls.append(kwargs)
+        return real(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", recording)
+    kernelbench.revision(root)
+    assert len(calls) == 2 and all(k.get("check") is True and 0 < k.get("timeout", 0) <= 60 for k in calls)
