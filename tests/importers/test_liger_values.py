@@ -128,3 +128,17 @@ def test_an_unknown_kernel_keeps_published_order_with_the_swept_axis_last():
 def test_scripts_without_a_dtype_that_build_fp32_say_so():
     assert map_case("cross_entropy", "V", "vocab size", "32000", '{"BT": 8}').dtype == "fp32"
     assert map_case("rms_norm", "H", "hidden size", "64", '{"BT": 8}').dtype is None
+
+
+def test_a_swept_t_is_tokens_when_the_x_label_says_tokens():
+    case = map_case("rms_norm", "T", "Number of tokens", "2048", '{"H": 4096}')
+    assert case.axes == {"hidden": 4096, "tokens": 2048}
+
+
+def test_a_flattened_size_that_is_no_size_is_refused_by_its_key():
+    assert _refusal(map_case, "cross_entropy", "V", "vocab size", "32000", '{"B": 0, "T": 512}') == "B: 0 is not a positive size"
+
+
+def test_a_row_missing_axes_names_them_all_and_nothing_else():
+    assert _refusal(map_case, "geglu", "T", "sequence length", "512", "{}") == (
+        "extra_benchmark_config_str: missing axis hidden, intermediate, batch for geglu (x_name 'T')")
