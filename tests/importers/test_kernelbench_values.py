@@ -540,3 +540,9 @@ def test_git_is_run_with_a_bound_and_its_failures_checked(tmp_path, monkeypatch)
     monkeypatch.setattr(subprocess, "run", recording)
     kernelbench.revision(root)
     assert len(calls) == 2 and all(k.get("check") is True and 0 < k.get("timeout", 0) <= 60 for k in calls)
+
+
+def test_a_bad_problem_name_does_not_stop_the_ones_after_it(tmp_path):
+    timings = {"baseline_time_torch.json": {"level1": {"1_Bad-name.py": TIMING, "2_ReLU.py": TIMING}}}
+    plan, _ = plan_import(_snapshot(tmp_path, timings, {"2_ReLU.py": RELU}))
+    assert [m for _, _, m in _problems(plan)] == ["not a problem file name like 23_Softmax.py"] and plan.imported == 1
