@@ -305,7 +305,7 @@ def test_a_git_checkout_gives_its_commit_and_date_and_refuses_uncommitted_edits(
     with pytest.raises(InputError) as caught:
         kernelbench.revision(root)
     [problem] = caught.value.problems
-    assert problem.file == str(root)
+    assert (problem.file, problem.path) == (str(root), "$")
     assert problem.message == f"tracked files differ from commit {commit[:7]} (M results/timing/README.md); commit or restore them first"
 
 
