@@ -126,6 +126,8 @@ def parse_config(text: str) -> dict[str, Any]:
         raise CaseError(f"extra_benchmark_config_str: invalid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:
         raise CaseError("extra_benchmark_config_str: nesting too deep") from None
+    except CaseError:
+        raise  # NaN or Infinity, from constant(): a ValueError too, not a number too long
     except ValueError:
         # int() refuses more than 4,300 digits; no real size has as many.
         raise CaseError("extra_benchmark_config_str: a number is too long") from None

@@ -87,7 +87,8 @@ def new_staging(out: Path) -> tuple[int, Path]:
             held = _hold(starting)
         except FileNotFoundError:
             continue
-        building = starting.with_name(starting.name.replace(".starting-", ".building-", 1))
+        # Only the prefix changes: an --out named like "x.starting-1" has ".starting-" in it too.
+        building = starting.with_name(f".{out.name}.building-" + starting.name.removeprefix(f".{out.name}.starting-"))
         try:
             os.rename(starting, building)
         except FileNotFoundError:

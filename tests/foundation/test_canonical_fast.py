@@ -47,3 +47,16 @@ def test_same_bytes_for_every_bundled_document():
     for file in files:
         value = read_file(file)
         assert canonical(value) == rfc8785.dumps(value), file
+
+
+@pytest.mark.parametrize("value", [
+    {"naïve": "é", "k": [1.5, -2, "\u2028"]}, {"\uffff": "\uffff"}, ["\ue000", "日本語"],
+])
+def test_text_within_the_basic_multilingual_plane_takes_the_fast_path(value, monkeypatch):
+    # The fast path is what makes digesting a large registry cheap: any text whose characters
+    # all lie in the BMP (through U+FFFF itself), ASCII or not, never needs the slow encoder.
+    import sitegen.digest as digest
+
+    expected = rfc8785.dumps(value)
+    monkeypatch.setattr(digest.rfc8785, "dumps", lambda _: pytest.fail("slow path taken"))
+    assert canonical(value) == expected
