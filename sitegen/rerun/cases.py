@@ -81,3 +81,12 @@ def workloads(axes: dict[str, tuple[int, ...]], dtypes: tuple[str, ...]) -> list
 def cases(loads: list[Workload], passes: tuple[str, ...], impls: tuple[str, ...]) -> list[Case]:
     """Every combination, in a stable order: workload, then pass, then implementation."""
     return [Case(w, p, i) for w in loads for p in passes for i in impls]
+
+
+def grad_seed(seed: int, device: str) -> int:
+    """The seed of the gradient a tensor output's backward is given: a stream of its own, never
+    the inputs' (drawn from ``seed``). CUDA's generator takes all 64 bits, so flipping bit 61
+    gives another stream (the committed H200 records drew theirs so); the CPU's Mersenne Twister
+    keeps only the low 32 bits, where that flip changes nothing and the gradient came out equal
+    to the input: there bit 31 flips too."""
+    return seed ^ (1 << 61) if device.startswith("cuda") else seed ^ ((1 << 61) | (1 << 31))

@@ -21,6 +21,7 @@ import secrets
 
 import torch
 
+from sitegen.rerun.cases import grad_seed
 from sitegen.rerun.timedcheck import TimedCheck, aliasing, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
@@ -201,7 +202,7 @@ class PassRunner:
 
     def _gout(self, seed: int):
         # Its own stream of the seed: never the same numbers as an input's.
-        return self.op.make_grad_output(self._workload, seed ^ (1 << 61), self._device)
+        return self.op.make_grad_output(self._workload, grad_seed(seed, self._device), self._device)
 
     def _reference(self, seed: int):
         g = self._gout(seed)
