@@ -40,7 +40,10 @@ RULES = "tests/rules/"
 MODULES: dict[str, list[str]] = {
     # The rules' own tests: each builds an index of a few runs (a fraction of a second), where
     # the site tests build whole sites (seconds each, 5-10 s a mutant on two shared cores).
-    "sitegen/site/ranking.py": [RULES + "test_ranks.py"],
+    # The pairwise verdicts (separation, ratio_interval) and the tally of first places are read
+    # by the compare pages, trends and the operation summary: their claims' tests, fast ones.
+    "sitegen/site/ranking.py": [RULES + "test_ranks.py", "tests/site/test_compare_claims.py", "tests/site/test_trends.py",
+                                "tests/site/test_summary_claims.py"],
     "sitegen/site/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/evidence.py": [RULES + "test_evidence_levels.py"],
     "sitegen/site/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],

@@ -19,6 +19,7 @@ from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.operations.rms_norm import EPS, RMSNorm  # noqa: E402
 from sitegen.rerun import gate, guards, protocol  # noqa: E402
 from sitegen.rerun.clock import Clock  # noqa: E402
+from sitegen.rerun.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
 
 NORM = RMSNorm()
 NW = NORM.workload("fp32", tokens=8, hidden=64)
@@ -163,15 +164,6 @@ W = OP.workload("fp32", tokens=8, vocab=64)
 RTOL = OP.tolerances["fp32"]
 
 
-class _Given(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, loss, grad):
-        ctx.grad = grad
-        return loss.clone()
-
-    @staticmethod
-    def backward(ctx, g):
-        return ctx.grad * g, None, None
 
 
 class Honest(torch.nn.Module):
