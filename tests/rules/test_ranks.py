@@ -406,3 +406,31 @@ def test_an_operation_without_ranked_runs_has_no_headline_pass():
     from sitegen.site.ranking import headline_pass
 
     assert headline_pass([]) is None
+
+
+def test_the_gap_to_the_leader_is_stated_with_the_bootstrap_interval_of_the_two_runs_ratio(registry):
+    # The operation summary writes, beside each runner-up's "N× slower", the 95% interval of its
+    # value over the leader's: from both runs' raw samples, the bootstrap ratio. The leader has none.
+    runs = _cohort(registry, {"a": 1.00, "b": 1.50, "c": 2.00})
+    assert runs["a"].leader_ratio is None
+    for name in "bc":
+        low, high, how = runs[name].leader_ratio
+        assert how == "95% bootstrap interval"
+        assert low <= runs[name].value / runs["a"].value <= high and high - low < 0.05
+
+
+def test_a_verdict_on_any_pair_of_a_cohort_uses_the_bootstrap_ratio_of_their_samples(registry):
+    # Compare pages and trends judge two runs that need not be neighbours by the ranking rule.
+    from sitegen.site.ranking import separation
+
+    runs = _cohort(registry, {"a": 1.00, "b": 1.10, "c": 1.20})
+    distinct, reason, had_interval = separation(runs["a"], runs["c"])
+    assert distinct and had_interval and "95% bootstrap interval" in reason and "excludes 1" in reason
+
+
+def test_first_places_are_counted_per_implementation_alone_and_shared():
+    # How the home page and the operation summary count wins: a first place held alone, or shared.
+    from sitegen.site.ranking import tally_firsts
+
+    firsts = [("a", True), ("b", False), ("a", True), ("a", False), ("c", False), ("c", False)]
+    assert tally_firsts(firsts) == {"a": [2, 1], "b": [0, 1], "c": [0, 2]}

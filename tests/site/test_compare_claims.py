@@ -142,3 +142,8 @@ def test_memory_is_more_or_lower_never_slower_or_faster():
     assert "slower" not in page.ratio and "more than" in page.ratio, page.ratio
     assert page.verdict.startswith("sitegen Triton JSD is lower in peak memory by the rule"), page.verdict
     assert "faster" not in page.verdict and "slower" not in page.verdict
+    # The rule's own reason, which rank lines and trends quote, speaks of memory too.
+    from sitegen.site.ranking import separation
+
+    _, reason, _ = separation(sitegen, liger)
+    assert "more than" in reason and "slower" not in reason, reason
