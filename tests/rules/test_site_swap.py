@@ -335,17 +335,22 @@ def test_a_held_folder_does_not_stop_the_cleanup_of_the_others(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-0000"]
 
 
+def _fail_on(monkeypatch, call: str, suffix: str, error: type[OSError]) -> None:
+    """os.<call> raises ``error`` for paths ending in ``suffix``, and works for the rest."""
+    real = getattr(os, call)
+
+    def failing(path, *args, **kwargs):
+        if os.fspath(path).endswith(suffix):
+            raise error(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, call, failing)
+
+
 def test_a_leftover_that_vanishes_before_it_is_opened_does_not_stop_the_cleanup(tmp_path, monkeypatch):
     (tmp_path / ".site.building-0000").mkdir()
     _site(tmp_path / ".site.building-zzzz", {"index.html": "half"})
-    real_open = os.open
-
-    def vanishing(path, *args, **kwargs):
-        if os.fspath(path).endswith("-0000"):
-            raise FileNotFoundError(path)
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", vanishing)
+    _fail_on(monkeypatch, "open", "-0000", FileNotFoundError)
     swap.clean_leftovers(tmp_path / "site")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-0000"]
 
@@ -354,14 +359,7 @@ def test_a_leftover_that_cannot_be_deleted_never_fails_the_build(tmp_path, monke
     leftover = tmp_path / ".site.building-k1"
     leftover.mkdir()
     (leftover / "stuck").write_text("x")
-    real_unlink = os.unlink
-
-    def unlink(path, *args, **kwargs):
-        if os.fspath(path).endswith("stuck"):
-            raise PermissionError(path)
-        return real_unlink(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "unlink", unlink)
+    _fail_on(monkeypatch, "unlink", "stuck", PermissionError)
     swap.clean_leftovers(tmp_path / "site")
     assert (leftover / "stuck").exists()
 
