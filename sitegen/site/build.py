@@ -93,7 +93,9 @@ def operation_date(index: Index, runs) -> str:
     dates = [f.observed for f in runs] + [a.model.spec.date for f in runs for a in f.attestations]
     sources = {f.run.spec.sourceNative.source for f in runs if f.run.spec.sourceNative}
     dates += [index.config.sources[s].published for s in sources if s in index.config.sources]
-    return _epoch_date() or max(dates, default=build_date(index))
+    # build_date scans every run of the registry: only an operation without dates needs it
+    # (as max's default it was evaluated for each of 300 operations, 12% of a cold build).
+    return _epoch_date() or (max(dates) if dates else build_date(index))
 
 
 def bad_base_url() -> InputError:
