@@ -42,6 +42,10 @@ class Registry:
 
     _kinds: tuple[int, int, dict[str, list[Record]]] | None = field(default=None, repr=False, compare=False)
 
+    def named(self, kind: str, name: str) -> Record | None:
+        """The record of ``kind`` named ``name`` (by its lock key), if there is one."""
+        return self.by_name.get(f"{kind}/{name}")
+
     def of_kind(self, kind: str) -> list[Record]:
         """The records of ``kind``, in the order of ``records`` (a new list on every call)."""
         # Grouped once: a build asks for each kind several times, and a scan of 60,000

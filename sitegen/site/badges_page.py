@@ -70,8 +70,9 @@ def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
 
 
 def _titles(index: Index, names) -> dict[str, str]:
-    records = {r.name: r for r in index.registry.of_kind("ImplementationRevision")}
-    return {name: f"{L.implementation_label(records[name])} ({name})" if name in records else name for name in names}
+    # By lock key, not a map of every implementation: one page asks for one name, 1,600 times a build.
+    records = {name: index.registry.named("ImplementationRevision", name) for name in names}
+    return {name: name if record is None else f"{L.implementation_label(record)} ({name})" for name, record in records.items()}
 
 
 def badges_index(index: Index, by_implementation: dict[str, list[Badge]]) -> list[BadgesPage]:
