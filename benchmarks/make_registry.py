@@ -26,6 +26,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from sitegen.model.common import Short
 from sitegen.digest import document_digest
 from sitegen.registry import lock_bytes
 from sitegen.rerun import integrity
@@ -82,7 +83,7 @@ def _sized_workload(w: dict, axis: str | None, k: int, size: int | None) -> tupl
         # digest, so a scalar marks it as a distinct case.
         new["spec"].setdefault("scalars", {})["repeat"] = k
         if "title" in new["metadata"]:
-            new["metadata"]["title"] += f" · repeat {k}"
+            new["metadata"]["title"] = _fit(new["metadata"]["title"] + f" · repeat {k}")
         return new, 1.0
     old = w["spec"]["axes"][axis]
     value = _grown(old, k) if size is None else size
@@ -90,8 +91,14 @@ def _sized_workload(w: dict, axis: str | None, k: int, size: int | None) -> tupl
     for tensor in new["spec"].get("tensors", []):
         tensor["shape"] = [value if d == old else d for d in tensor.get("shape", [])]
     if "title" in new["metadata"]:
-        new["metadata"]["title"] = new["metadata"]["title"].replace(f"{axis} = {old}", f"{axis} = {value}")
+        new["metadata"]["title"] = _fit(new["metadata"]["title"].replace(f"{axis} = {old}", f"{axis} = {value}"))
     return new, value / old
+
+
+def _fit(title: str) -> str:
+    """A title within the schema's limit: KernelBench's longest are near it before a suffix."""
+    limit = Short.__metadata__[0].max_length
+    return title if len(title) <= limit else title[:limit - 1] + "…"
 
 
 def _scale_int(value: int, factor: float) -> int:
