@@ -15,13 +15,7 @@ import os
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
-
-
-def cache_base() -> Path:
-    base = os.environ.get("SITEGEN_CACHE_DIR")
-    if not base:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "sitegen")
-    return Path(base)
+from sitegen.buildstate import cache_base
 
 
 def cache_dir(root: Path, kind: str) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from sitegen.buildstate import open_state
 from sitegen.config import Config, Site, load_config, load_reviewed, load_trust
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
@@ -156,7 +157,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    come from sitegen.documentcache, the rankings of unchanged cohorts from
+    come from the build state (sitegen.buildstate, sitegen.buildload), the rankings of unchanged cohorts from
     sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
     ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
     """
@@ -187,10 +188,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False,
                            explained=E.explain(asked, before, E.inodes(out, asked), None))
-    with _long_lived_heap() as settle, _rows_released():
+    # The build state is opened once, here, and never for --full.
+    with _long_lived_heap() as settle, _rows_released(), open_state(None if full else records) as state:
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
-        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs)
+        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)
         config = load_config(records)
         if trusted is not None:
             config = config.model_copy(update={"trust": trusted, "reviewed": reviewed})

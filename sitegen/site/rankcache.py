@@ -21,7 +21,7 @@ import hashlib
 from pathlib import Path
 
 from sitegen.cachefiles import cache_dir, prune, read_json, write_json
-from sitegen.digestcache import code_version, shard_name
+from sitegen.codeversion import code_version
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import Interval
 
@@ -34,7 +34,7 @@ def rankings_folder(root: Path) -> Path:
 
 
 def cohort_key(members) -> str:
-    made = hashlib.sha256(code_version())
+    made = hashlib.sha256(code_version().encode())
     for f in members:
         made.update(f"\0{f.digest}\0{f.name}\0{f.level}".encode())
     return made.hexdigest()
@@ -84,7 +84,7 @@ class Rankings:
         if self.folder is None:
             rank_cohort(members)
             return
-        shard = shard_name(members[0].operation.name, _SUFFIX)
+        shard = hashlib.sha256(members[0].operation.name.encode()).hexdigest()[:24] + _SUFFIX
         if shard not in self.previous:
             self.previous[shard] = read_json(self.folder / shard, CACHE_FORMAT, "cohorts")
         key = cohort_key(members)
