@@ -16,6 +16,18 @@ Tables, each with the trust rule of what it holds:
   whole (per-file entries load several times slower), under the code version and the
   payload's sha256; each file's entry names the sha256 of the bytes it was made from. A
   payload unpickles only sitegen's model classes and plain data.
+- rankings: what ranking a cohort set on its members (sitegen.site.rankcache), by a key
+  over the code version and each member's digest, name and level; a build keeps only the
+  keys it used.
+- row_tokens: each run's listing-row token (sitegen.site.rowtokens), by the key of the
+  run's page group; a build keeps only the groups it has.
+- explained: per site folder, what the build that made it saw (its inputs digest, shared
+  key and each registry file's digest), for the next build's --explain
+  (sitegen.site.explain), which uses it only for the site built from those very inputs.
+
+The page keys and group keys that decide which files of a site are linked unchanged stay
+in the site's own marker (sitegen.site.marker): they describe the files of that very
+site, which a build elsewhere, or with --full, may have replaced.
 
 A database that cannot be opened, is of another format or is found damaged is no cache:
 it is deleted and made again, and what it held is computed again. One that cannot be
@@ -33,10 +45,13 @@ from pathlib import Path
 
 from sitegen.codeversion import code_version
 
-FORMAT = 1
+FORMAT = 2
 _SCHEMA = """
 CREATE TABLE summaries(folder TEXT PRIMARY KEY, files TEXT NOT NULL);
 CREATE TABLE documents(folder TEXT PRIMARY KEY, code TEXT NOT NULL, checksum TEXT NOT NULL, payload BLOB NOT NULL);
+CREATE TABLE rankings(cohort TEXT PRIMARY KEY, outcome TEXT NOT NULL);
+CREATE TABLE row_tokens(grp TEXT NOT NULL, run TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY (grp, run));
+CREATE TABLE explained(site TEXT PRIMARY KEY, state TEXT NOT NULL);
 """
 _DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _MODEL_MODULES = "sitegen.model."
@@ -144,15 +159,20 @@ class BuildState:
             self._failed(exc)
             return []
 
-    def _write(self, statements: list[tuple[str, tuple]]) -> None:
-        """Run ``statements`` in one transaction; on any failure none of them counts."""
+    def _write(self, statements: list[tuple[str, tuple | list]]) -> None:
+        """Run ``statements`` in one transaction; on any failure none of them counts.
+
+        A statement's arguments as a list of tuples run it once for each."""
         if self._db is None or not statements:
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for sql, args in statements:
-                    self._db.execute(sql, args)
+                    if isinstance(args, list):
+                        self._db.executemany(sql, args)
+                    else:
+                        self._db.execute(sql, args)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -164,6 +184,11 @@ class BuildState:
         """The statements that forget the rows of ``table`` for folders not in ``folders``."""
         kept = {row[0] for row in self._rows(f"SELECT folder FROM {table}")}
         return [(f"DELETE FROM {table} WHERE folder = ?", (gone,)) for gone in sorted(kept - set(folders))]
+
+    @property
+    def usable(self) -> bool:
+        """Whether there is a database at all: without one, callers may skip making keys for it."""
+        return self._db is not None
 
     def close(self) -> None:
         if self._db is not None:
@@ -210,6 +235,43 @@ class BuildState:
 
     def keep_document_folders(self, folders) -> None:
         self._write(self._keep_folders("documents", folders))
+
+    # rankings: build
+
+    def rankings(self) -> dict[str, str]:
+        """Each ranked cohort's key → the JSON of what ranking set on its members."""
+        return {key: outcome for key, outcome in self._rows("SELECT cohort, outcome FROM rankings")
+                if isinstance(key, str) and isinstance(outcome, str)}
+
+    def put_rankings(self, changed: dict[str, str], gone) -> None:
+        """Store the ``changed`` cohorts' outcomes; forget the cohorts ``gone``."""
+        self._write([*(("INSERT OR REPLACE INTO rankings VALUES (?, ?)", item) for item in changed.items()),
+                     *(("DELETE FROM rankings WHERE cohort = ?", (key,)) for key in gone)])
+
+    # row_tokens: build
+
+    def row_tokens(self) -> dict[str, dict[str, str]]:
+        """Group key → {run name: its row's token}."""
+        found: dict[str, dict[str, str]] = {}
+        for group, run, token in self._rows("SELECT grp, run, token FROM row_tokens"):
+            if isinstance(group, str) and isinstance(run, str) and isinstance(token, str):
+                found.setdefault(group, {})[run] = token
+        return found
+
+    def put_row_tokens(self, changed: dict[str, dict[str, str]], gone) -> None:
+        """Replace the tokens of the ``changed`` groups; forget the groups ``gone``."""
+        self._write([("DELETE FROM row_tokens WHERE grp = ?", [(group,) for group in (*changed, *gone)]),
+                     ("INSERT INTO row_tokens VALUES (?, ?, ?)",
+                      [(group, run, token) for group, rows in changed.items() for run, token in rows.items()])])
+
+    # explained: build --explain
+
+    def explained(self, site: str) -> str | None:
+        rows = self._rows("SELECT state FROM explained WHERE site = ?", site)
+        return rows[0][0] if rows and isinstance(rows[0][0], str) else None
+
+    def put_explained(self, site: str, state: str) -> None:
+        self._write([("INSERT OR REPLACE INTO explained VALUES (?, ?)", (site, state))])
 
 
 def open_state(root: Path | None) -> BuildState:
