@@ -102,10 +102,14 @@ class BuildState:
         self.path = path
         self._db: sqlite3.Connection | None = None
         if path is not None:
-            # An unusable database is deleted and made again, once.
-            self._db = self._open() or (self._open() if self._discard() else None)
+            self._db, damaged = self._open()
+            # A damaged or foreign database is deleted and made again, once; one that is only
+            # busy (another command writing) or unreachable is left as it is, and unused.
+            if self._db is None and damaged and self._discard():
+                self._db, _ = self._open()
 
-    def _open(self) -> sqlite3.Connection | None:
+    def _open(self) -> tuple[sqlite3.Connection | None, bool]:
+        """The connection, or None and whether the database is damaged or of another format."""
         db = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,18 +123,19 @@ class BuildState:
                 version = db.execute("PRAGMA user_version").fetchone()[0]
                 if version != FORMAT:
                     if version or db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                        raise sqlite3.DatabaseError("another format")
+                        db.close()
+                        return None, True
                     for statement in _SCHEMA.strip().splitlines():
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={FORMAT}")
                 db.execute("COMMIT")
             # A cache may lose its last commits to a power cut, never its consistency.
             db.execute("PRAGMA synchronous=NORMAL")
-            return db
-        except (OSError, sqlite3.Error):
+            return db, False
+        except (OSError, sqlite3.Error) as exc:
             if db is not None:
                 db.close()
-            return None
+            return None, getattr(exc, "sqlite_errorname", None) in _DAMAGED
 
     def _discard(self) -> bool:
         """Delete the database and its journal, so that it is made again."""
@@ -148,7 +153,7 @@ class BuildState:
         # command computes is kept and the damage is not met on every later run.
         if getattr(exc, "sqlite_errorname", None) in _DAMAGED and self._db is not None:
             self._db.close()
-            self._db = self._discard() and self._open() or None
+            self._db = self._open()[0] if self._discard() else None
 
     def _rows(self, sql: str, *args) -> list:
         if self._db is None:

@@ -172,3 +172,22 @@ def test_a_lock_killed_mid_write_leaves_the_last_state(registry, loads):
     loads.clear()
     _locks_from_scratch(registry)
     assert loads == []
+
+
+def test_a_database_another_command_is_writing_is_used_and_kept(registry, loads):
+    assert cli("lock", registry).exit_code == 0
+    with open_state(registry) as state:
+        before = state.summaries()
+    _edit(registry)
+    holder = sqlite3.connect(state_path(registry), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another command mid-write, for longer than a lock waits
+    try:
+        loads.clear()
+        _locks_from_scratch(registry)
+        assert loads == [str(registry / RUN)]  # read while the other writes
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    # Not taken for damage: what it held is still there (this lock's write was dropped).
+    with open_state(registry) as state:
+        assert state.summaries() == before

@@ -100,14 +100,30 @@ def loads(monkeypatch) -> list[str]:
     return loaded
 
 
+def _retitled(payload: bytes, relative: str) -> bytes | None:
+    """``payload`` with the run in ``relative`` titled FORGED, or None if it does not hold it."""
+    entries = unpickle_models(payload)
+    if relative not in entries:
+        return None
+    digest, documents = entries[relative]
+    pointer, source, model, run_digest = documents[0]
+    raw = json.loads(zlib.decompress(source))
+    raw["metadata"]["title"] = "FORGED"
+    entries[relative] = (digest, [(pointer, zlib.compress(json.dumps(raw).encode()), model, run_digest)])
+    return pickle.dumps(entries)
+
+
 def test_a_payload_that_does_not_match_its_checksum_is_loaded_again(registry_copy, tmp_path, cache, loads):
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     assert _build(registry_copy, out, "--jobs", "1").exit_code == 0
     files = len(loads)
     for folder, payload in _payloads(registry_copy).items():
-        damaged = bytearray(payload)
-        damaged[-10] ^= 0xFF
-        _forge(registry_copy, folder, bytes(damaged), checksum=hashlib.sha256(payload).hexdigest())
+        # Changed after it was stored: unpickles well, but is not what the checksum was made of.
+        changed = _retitled(payload, f"runs/{TORCH_RUN}.json")
+        if changed is None:
+            changed = bytearray(payload)
+            changed[-10] ^= 0xFF
+        _forge(registry_copy, folder, bytes(changed), checksum=hashlib.sha256(payload).hexdigest())
     _scale_latency(_run_file(registry_copy), 5)
     relock(registry_copy)
     loads.clear()
@@ -158,16 +174,10 @@ def test_full_ignores_a_forged_entry(registry_copy, tmp_path, cache):
     # one (as with lock's summaries): --full never reads it.
     out = tmp_path / "site"
     assert _build(registry_copy, out).exit_code == 0
-    relative = f"runs/{TORCH_RUN}.json"
     for folder, payload in _payloads(registry_copy).items():
-        entries = unpickle_models(payload)
-        if relative in entries:
-            digest, documents = entries[relative]
-            pointer, source, model, run_digest = documents[0]
-            raw = json.loads(zlib.decompress(source))
-            raw["metadata"]["title"] = "FORGED"
-            entries[relative] = (digest, [(pointer, zlib.compress(json.dumps(raw).encode()), model, run_digest)])
-            _forge(registry_copy, folder, pickle.dumps(entries))
+        forged = _retitled(payload, f"runs/{TORCH_RUN}.json")
+        if forged is not None:
+            _forge(registry_copy, folder, forged)
             break
     else:
         raise AssertionError("no folder holds the run")
