@@ -153,7 +153,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
-    processes load the folders no cache holds and render the record pages (default: one
+    processes load the folders the build state does not hold and render the record pages (default: one
     per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
