@@ -16,8 +16,8 @@ refuses a lock that poisoned summaries got wrong.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.buildstate import BuildState
