@@ -40,6 +40,7 @@ import hashlib
 import io
 import os
 import pickle
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -64,9 +65,23 @@ def cache_base() -> Path:
     return Path(base)
 
 
+def _registry_name(root: Path) -> str:
+    return hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:24]
+
+
 def state_path(root: Path) -> Path:
     """The database of the registry folder ``root``, named from its resolved path."""
-    return cache_base() / "state" / (hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:24] + ".sqlite3")
+    return cache_base() / "state" / (_registry_name(root) + ".sqlite3")
+
+
+# The cache folders this database replaced (sitegen before the build state), one per kind
+# and registry: left behind, they would hold a large registry's documents for ever.
+_FILE_CACHES = ("digests", "documents", "rankings", "rows", "explain")
+
+
+def _forget_file_caches(root: Path) -> None:
+    for kind in _FILE_CACHES:
+        shutil.rmtree(cache_base() / kind / _registry_name(root), ignore_errors=True)
 
 
 class _ModelsOnly(pickle.Unpickler):
@@ -101,6 +116,8 @@ class BuildState:
     def __init__(self, path: Path | None):
         self.path = path
         self._db: sqlite3.Connection | None = None
+        self.created = False
+        """Whether this opening made the database (first use, or after damage or an upgrade)."""
         if path is not None:
             self._db, damaged = self._open()
             # A damaged or foreign database is deleted and made again, once; one that is only
@@ -128,6 +145,7 @@ class BuildState:
                     for statement in _SCHEMA.strip().splitlines():
                         db.execute(statement)
                     db.execute(f"PRAGMA user_version={FORMAT}")
+                    self.created = True
                 db.execute("COMMIT")
             # A cache may lose its last commits to a power cut, never its consistency.
             db.execute("PRAGMA synchronous=NORMAL")
@@ -281,4 +299,9 @@ class BuildState:
 
 def open_state(root: Path | None) -> BuildState:
     """The build state of the registry folder ``root``; None gives the state of no cache (``--full``)."""
-    return BuildState(None if root is None else state_path(root))
+    if root is None:
+        return BuildState(None)
+    state = BuildState(state_path(root))
+    if state.created:
+        _forget_file_caches(root)
+    return state

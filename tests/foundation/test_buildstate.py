@@ -191,3 +191,19 @@ def test_a_database_another_command_is_writing_is_used_and_kept(registry, loads)
     # Not taken for damage: what it held is still there (this lock's write was dropped).
     with open_state(registry) as state:
         assert state.summaries() == before
+
+
+def test_the_cache_files_it_replaced_are_deleted_for_this_registry_alone(registry, tmp_path):
+    import hashlib
+
+    def folders(root: Path) -> list[Path]:
+        name = hashlib.sha256(os.fsencode(root.resolve())).hexdigest()[:24]
+        return [tmp_path / "cache" / kind / name for kind in ("digests", "documents", "rankings", "rows", "explain")]
+
+    other = tmp_path / "other"
+    for folder in folders(registry) + folders(other):
+        folder.mkdir(parents=True)
+        (folder / "shard.json").write_text("{}")
+    assert cli("lock", registry).exit_code == 0
+    assert not any(folder.exists() for folder in folders(registry))
+    assert all((folder / "shard.json").exists() for folder in folders(other))
