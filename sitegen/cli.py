@@ -97,7 +97,7 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
 @UNLOCKED
 @OUTSIDE_LINKS
 @click.option("--full", is_flag=True,
-              help="Parse, validate and digest every document, ignoring this machine's digest cache "
+              help="Parse, validate and digest every document, ignoring this machine's build state "
                    "(use it where the cache folder is not yours alone, as in CI).")
 @click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
               help="Check run signatures against the [[trust]] keys of this file instead of each registry's "
@@ -109,8 +109,8 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
     References must resolve, names must be unique, and each document's digest must
     match the one in the folder's digests.lock: a one-byte change to any spec fails.
     A folder without digests.lock is refused unless --unlocked is given. Files whose
-    exact bytes this sitegen already checked on this machine are taken from its digest
-    cache; --full recomputes everything. Every run signature must be valid and by a key
+    exact bytes this sitegen already checked on this machine are taken from its build
+    state; --full recomputes everything. Every run signature must be valid and by a key
     the trust list holds, valid when the run was observed; unsigned runs are no problem.
     """
     from sitegen.config import load_config, load_trust
@@ -210,7 +210,7 @@ def lock(root: Path, as_json: bool) -> None:
     Before writing, it prints the documents added, changed and removed since the previous
     lock, one line each (a count for more than 20 of a kind); --json lists them all.
     Files whose exact bytes this sitegen already digested are taken from this machine's
-    digest cache, so after a small edit only the changed files are read in full.
+    build state, so after a small edit only the changed files are read in full.
     """
     from sitegen.forkpool import default_jobs
     from sitegen.loader import LOCK_NAME

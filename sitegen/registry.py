@@ -8,13 +8,18 @@ still has the digest recorded in the registry's lock file (so a one-byte edit of
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sitegen.loader import LOCK_NAME, Record, load_paths
 from sitegen.lockfile import LOCK_FORMAT, MAX_LOCK_BYTES, checked_lock_bytes, lock_bytes, read_lock  # noqa: F401
 from sitegen.problems import InputError, Problem, json_path
 from sitegen.transaction import recover
+
+if TYPE_CHECKING:
+    from sitegen.buildstate import BuildState
 
 # Which digest fields point at which kind.
 REFERENCES: dict[str, dict[tuple[str, ...], str]] = {
@@ -119,36 +124,43 @@ def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) ->
 
 
 def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False,
-                  known: dict[str, str] | None = None, jobs: int = 1) -> Registry:
+                  known: dict[str, str] | None = None, jobs: int = 1, state: BuildState | None = None) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
     ``require_lock`` makes a folder without digests.lock an error: verify and build promise
     that an edit to any spec is caught, which only a recorded digest can show. Any
     interrupted write (sitegen.transaction) is finished or undone first.
 
-    ``cached``: documents are sitegen.digestcache Summaries (kind, name, digest,
-    references), taken from the digest cache where a file's bytes are unchanged; enough
-    for lock and verify, never for a build. Folders the cache has never seen are loaded
+    ``cached``: documents are sitegen.summaries Summaries (kind, name, digest,
+    references), taken from the build state where a file's bytes are unchanged; enough
+    for lock and verify, never for a build. Folders the state has never seen are loaded
     by ``jobs`` processes.
 
     ``known``: each file's sha256 (relative path → hex, as sitegen.site.fingerprint reads
-    them); documents are taken from sitegen.documentcache where a file's bytes are
-    unchanged since it was last loaded, the rest by ``jobs`` processes. Every check below
-    still runs on all of them.
+    them); documents are taken from the build state (sitegen.buildload) where a file's
+    bytes are unchanged since it was last loaded, the rest by ``jobs`` processes. Every
+    check below still runs on all of them.
+
+    ``state``: the command's open build state (sitegen.buildstate); without one, the
+    registry's is opened for this call.
     """
     if root.is_dir():
         recover(root)
     locked = read_lock(root) if check_lock_file and root.is_dir() else None
     if require_lock and check_lock_file and root.is_dir() and locked is None:
         raise InputError([Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock` (or pass --unlocked)")])
-    if cached and root.is_dir():
-        from sitegen.digestcache import load_summaries
+    if (cached or known is not None) and root.is_dir():
+        from sitegen.buildstate import open_state
 
-        records, problems = load_summaries(root, REFERENCES, jobs)
-    elif known is not None and root.is_dir():
-        from sitegen.documentcache import load_cached
+        with nullcontext(state) if state is not None else open_state(root) as opened:
+            if cached:
+                from sitegen.summaries import load_summaries
 
-        records, problems = load_cached(root, known, jobs)
+                records, problems = load_summaries(root, REFERENCES, opened, jobs)
+            else:
+                from sitegen.buildload import load_cached
+
+                records, problems = load_cached(root, known, opened, jobs)
     else:
         records, problems = load_paths([root])
     registry, more = index(records)

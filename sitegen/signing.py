@@ -238,7 +238,7 @@ def trusted_keys(entries) -> list[TrustedKey]:
 def references(run, by_digest) -> dict[str, str] | None:
     """The payload's digests of the documents ``run`` references; None when its workload is not in ``by_digest``.
 
-    ``run`` and the values of ``by_digest`` are loader.Records or digestcache.Summaries."""
+    ``run`` and the values of ``by_digest`` are loader.Records or summaries.Summaries."""
     refs = {key: run.reference((field,)) for key, field in REFERENCED.items()}
     workload = by_digest.get(refs["workload"])
     if workload is None:

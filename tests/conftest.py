@@ -20,7 +20,7 @@ if not _has_cuda():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
-# `sitegen lock` and `verify` keep a digest cache in the user's cache folder; the suite
+# `sitegen lock`, `verify` and `build` keep a build state in the user's cache folder; the suite
 # keeps its own, so it neither reads nor fills the developer's.
 if "SITEGEN_CACHE_DIR" not in os.environ:
     import tempfile

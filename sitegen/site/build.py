@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from sitegen.buildstate import open_state
 from sitegen.config import Config, Site, load_config, load_reviewed, load_trust
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
@@ -154,12 +155,13 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
-    processes load the folders no cache holds and render the record pages (default: one
+    processes load the folders the build state does not hold and render the record pages (default: one
     per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    come from sitegen.documentcache, the rankings of unchanged cohorts from
-    sitegen.site.rankcache and listing rows' tokens from sitegen.site.rowtokens, unless ``full``.
+    (sitegen.buildload), the rankings of unchanged cohorts (sitegen.site.rankcache) and
+    listing rows' tokens (sitegen.site.rowtokens) come from the registry's build state
+    (sitegen.buildstate), opened once for the build and never with ``full``.
     ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
     """
     progress = progress or Progress(enabled=False)
@@ -189,17 +191,18 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False,
                            explained=E.explain(asked, before, E.inodes(out, asked), None))
-    with _long_lived_heap() as settle, _rows_released():
+    # The build state is opened once, here, and never for --full.
+    with _long_lived_heap() as settle, _rows_released(), open_state(None if full else records) as state:
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
-        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs)
+        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)
         config = load_config(records)
         if trusted is not None:
             config = config.model_copy(update={"trust": trusted, "reviewed": reviewed})
         if base_url:
             config = with_base_url(config, base_url)
         progress.stage("indexing")
-        rankings = Rankings(None if full else records)
+        rankings = Rankings(state)
         index = build_index(registry, config, exclude_dry_runs=exclude_dry_runs, rank=rankings.rank)
         content = read_content(records, index)
         settle()
@@ -211,14 +214,14 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         keys, site_key, own = group_keys(index, records, inputs, by_operation[0])
         # Kept for the next build's --explain, which names the files whose digests changed.
         digest, files, inputs = inputs.digest, inputs.files, None
-        previous_state = E.load_state(records, out) if asked else {}
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
+        previous_state = E.load_state(state, out, writer.previous_inputs) if asked else {}
         listed = None
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
         try:
             memo = RenderMemo(site_key, writer.previous_page_keys)
             writer.page_keys = memo.keys
-            tokens = RowTokens(records, keys, cached=not full)
+            tokens = RowTokens(state, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
                 lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),
@@ -239,7 +242,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
             raise
         tokens.save()
         rankings.save()
-        E.save_state(records, out, site_key, files)
+        E.save_state(state, out, digest, site_key, files)
         explained = E.explain(asked, before, E.inodes(out, asked), E.Decisions(
             site_key, keys, writer.previous_groups, own, files, previous_state, writer.page_keys,
             writer.previous_page_keys, _operation_of_page(index, writer))) if asked else []

@@ -45,7 +45,7 @@ BUILD_PROGRESS_AFTER_S = 2.0
 @click.option("--jobs", type=click.IntRange(min=1), help="Processes loading records and rendering record pages  [default: one per core]")
 @click.option("--full", is_flag=True,
               help="Parse, validate and digest every document, rank every cohort and make every listing row, "
-                   "ignoring this machine's build caches (use it where the cache folder is not yours alone, as in CI).")
+                   "ignoring this machine's build state (use it where the cache folder is not yours alone, as in CI).")
 @UNLOCKED
 @OUTSIDE_LINKS
 @click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),

@@ -8,21 +8,20 @@ group (an operation's runs, the notes on them and the operation's own pages), wh
 the key of what every page shares (sitegen itself, the options, settings and shared
 documents), or a listing page's render key (sitegen.site.rendermemo). The registry files
 behind a changed key are named by comparing each file's digest with the one the previous
-build saw, kept between builds in this machine's cache (sitegen.cachefiles), like the other
-build caches.
+build saw, kept in the registry's build state (sitegen.buildstate) under the site's folder
+and used only while the site there is the one built from the inputs it records.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen.cachefiles import cache_dir, read_json, write_json
+from sitegen.buildstate import BuildState
 from sitegen.site.reuse import EVERYTHING, group_of
 
-FORMAT = 1
 SHOWN = 8  # changed files named per page; the rest are counted
 
 
@@ -45,17 +44,18 @@ def inodes(out: Path, pages: list[str]) -> dict[str, int]:
     return found
 
 
-def _state_file(records: Path, out: Path) -> Path:
-    return cache_dir(records, "explain") / (hashlib.sha256(os.fsencode(out.resolve())).hexdigest()[:24] + ".json")
+def load_state(state: BuildState, out: Path, inputs: object) -> dict:
+    """What the build that made the site in ``out`` saw, its shared key and each file's digest, or {} when
+    this machine's record is of another site there (``inputs``: the site's marker's inputs digest)."""
+    try:
+        found = json.loads(state.explained(os.fsdecode(out.resolve())) or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) and found.get("inputs") == inputs and inputs is not None else {}
 
 
-def load_state(records: Path, out: Path) -> dict:
-    """What the last build of ``records`` into ``out`` on this machine saw: its shared key and each file's digest."""
-    return read_json(_state_file(records, out), FORMAT, "state")
-
-
-def save_state(records: Path, out: Path, site_key: str, files: dict[str, str]) -> None:
-    write_json(_state_file(records, out), {"format": FORMAT, "state": {"siteKey": site_key, "files": files}})
+def save_state(state: BuildState, out: Path, inputs: str, site_key: str, files: dict[str, str]) -> None:
+    state.put_explained(os.fsdecode(out.resolve()), json.dumps({"inputs": inputs, "siteKey": site_key, "files": files}))
 
 
 @dataclass

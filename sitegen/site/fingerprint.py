@@ -12,16 +12,11 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from importlib import metadata, resources
 from pathlib import Path
 
-import sitegen
+from sitegen.codeversion import add_code
 from sitegen.inputfile import outside, outside_links_allowed, real_root
 from sitegen.lockfile import MAX_LOCK_BYTES
-
-# Libraries whose output ends up in the pages: templates and Markdown, the numbers of the
-# bootstrap intervals, CITATION.cff, and the search index with its script.
-RENDERING_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "pydantic", "numpy", "pyyaml", "pagefind", "pagefind-bin")
 
 
 def _files(root: Path, registry: str | None = None) -> list[tuple[str, str]]:
@@ -54,27 +49,6 @@ def _files(root: Path, registry: str | None = None) -> list[tuple[str, str]]:
     return found
 
 
-def _code(digest) -> None:
-    for path, relative in _files(Path(sitegen.__file__).parent):
-        if relative.endswith(".py"):
-            digest.update(relative.encode() + b"\0" + Path(path).read_bytes())
-    for item in sorted(resources.files("sitegen.templates").iterdir(), key=lambda item: item.name):
-        if item.is_file():
-            digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    for library in RENDERING_LIBRARIES:
-        try:
-            digest.update(f"{library}={metadata.version(library)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(library.encode())
-
-
-def code_digest() -> str:
-    """sha256 over sitegen's code, templates and the versions of the libraries that shape its output."""
-    digest = hashlib.sha256()
-    _code(digest)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class Inputs:
     digest: str
@@ -88,7 +62,7 @@ class Inputs:
 def build_inputs(records: Path, **options) -> Inputs:
     """Everything a build's output depends on, as one digest and file by file (sitegen.site.reuse)."""
     digest = hashlib.sha256()
-    _code(digest)
+    add_code(digest)
     digest.update(repr(sorted(options.items())).encode())
     digest.update(f"SOURCE_DATE_EPOCH={os.environ.get('SOURCE_DATE_EPOCH')}".encode())
     sitegen = digest.hexdigest()

@@ -8,33 +8,24 @@ evidence level; the members come in the order build_index sorted them. So a rank
 named by a key over sitegen's code and each member's (digest, name, level), in order:
 the same key, the same ranks, intervals and reasons.
 
-What a ranking sets on its members is kept by key in the user's cache folder beside the
-document cache, one file per operation (a cohort is within one), so an edit rewrites one
-file; a build keeps only the keys it used. A file or entry that does not parse, or names
-other members, is no cache: the cohort is ranked again. ``build --full`` neither reads nor
-writes it.
+What a ranking sets on its members is kept by key in the build state's rankings
+(sitegen.buildstate); a build keeps only the keys it used. An entry that does not parse,
+or names other members, is no cache: the cohort is ranked again. ``build --full`` neither
+reads nor writes it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+import json
 
-from sitegen.cachefiles import cache_dir, prune, read_json, write_json
-from sitegen.digestcache import code_version, shard_name
+from sitegen.buildstate import BuildState
+from sitegen.codeversion import code_version
 from sitegen.site.ranking import rank_cohort
 from sitegen.site.runfacts import Interval
 
-CACHE_FORMAT = 2
-_SUFFIX = ".ranks.json"
-
-
-def rankings_folder(root: Path) -> Path:
-    return cache_dir(root, "rankings")
-
-
 def cohort_key(members) -> str:
-    made = hashlib.sha256(code_version())
+    made = hashlib.sha256(code_version().encode())
     for f in members:
         made.update(f"\0{f.digest}\0{f.name}\0{f.level}".encode())
     return made.hexdigest()
@@ -48,9 +39,13 @@ def _outcome(f) -> list:
             None if f.leader_ratio is None else list(f.leader_ratio)]
 
 
-def _apply(members, outcomes: dict) -> bool:
-    """Set each member's ranking from ``outcomes``; False (nothing set) when they do not fit these members."""
+def _apply(members, stored: str) -> bool:
+    """Set each member's ranking from the ``stored`` outcomes; False (nothing set) when they do not fit these members."""
     by_name = {f.name: f for f in members}
+    try:
+        outcomes = json.loads(stored)
+    except ValueError:
+        return False
     if not isinstance(outcomes, dict) or outcomes.keys() != by_name.keys():
         return False
     try:
@@ -70,36 +65,28 @@ def _apply(members, outcomes: dict) -> bool:
 
 
 class Rankings:
-    """rank_cohort, taking the outcome of a cohort whose key an earlier build ranked from the cache."""
+    """rank_cohort, taking the outcome of a cohort whose key an earlier build ranked from the build state."""
 
-    def __init__(self, root: Path | None):
-        self.folder = None if root is None else rankings_folder(root)
-        self.previous: dict[str, dict] = {}
-        self.current: dict[str, dict] = {}
-        self.changed: set[str] = set()
-        """Shards with a cohort ranked again in this build, which save rewrites: a damaged entry is ranked
-        again under the key it had, so the shard's keys alone would not show the change."""
+    def __init__(self, state: BuildState):
+        self.state = state if state.usable else None
+        self.previous: dict[str, str] = {} if self.state is None else self.state.rankings()
+        self.used: set[str] = set()
+        self.changed: dict[str, str] = {}
+        """Cohorts ranked in this build, which save stores: a damaged entry is ranked again under the
+        key it had, so the keys alone would not show the change."""
 
     def rank(self, members) -> None:
-        if self.folder is None:
+        if self.state is None:
             rank_cohort(members)
             return
-        shard = shard_name(members[0].operation.name, _SUFFIX)
-        if shard not in self.previous:
-            self.previous[shard] = read_json(self.folder / shard, CACHE_FORMAT, "cohorts")
         key = cohort_key(members)
-        known = self.previous[shard].get(key)
+        self.used.add(key)
+        known = self.previous.get(key)
         if known is None or not _apply(members, known):
             rank_cohort(members)
-            known = {f.name: _outcome(f) for f in members}
-            self.changed.add(shard)
-        self.current.setdefault(shard, {})[key] = known
+            self.changed[key] = json.dumps({f.name: _outcome(f) for f in members})
 
     def save(self) -> None:
         """Keep the outcomes of this build's cohorts; forget those of keys it no longer has."""
-        if self.folder is None:
-            return
-        for shard, cohorts in self.current.items():
-            if shard in self.changed or cohorts.keys() != self.previous.get(shard, {}).keys():
-                write_json(self.folder / shard, {"format": CACHE_FORMAT, "cohorts": cohorts})
-        prune(self.folder, _SUFFIX, self.current)
+        if self.state is not None:
+            self.state.put_rankings(self.changed, self.previous.keys() - self.used)

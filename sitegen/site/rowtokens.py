@@ -9,24 +9,19 @@ one-run edit. A row shows a part of what its run's record page shows, so it is a
 function of the run's group key (sitegen.site.reuse), like the page: the token of a run
 whose group key is unchanged is the one the previous build computed.
 
-Tokens are kept in the user's cache folder beside the document cache, one file per group
-key, named by it; a build deletes the files of keys it no longer has. A file that does
-not parse, or names another key, is no cache. ``build --full`` neither reads nor writes
-them and computes every token, which gives the very same keys.
+Tokens are kept in the build state's row_tokens (sitegen.buildstate), by group key; a
+build forgets the groups it no longer has. ``build --full`` neither reads nor writes them
+and computes every token, which gives the very same keys.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
-from sitegen.cachefiles import cache_dir, prune, read_json, write_json
+from sitegen.buildstate import BuildState
 from sitegen.site.jsonout import to_json
 from sitegen.site.listings import run_row
 from sitegen.site.reuse import group_of
-
-CACHE_FORMAT = 1
-_SUFFIX = ".rows.json"
 
 
 def row_token(facts) -> str:
@@ -36,20 +31,14 @@ def row_token(facts) -> str:
     return made.hexdigest()[:32]
 
 
-def tokens_folder(root: Path) -> Path:
-    return cache_dir(root, "rows")
-
-
 class RowTokens:
     """Each run's row token: from the previous build where the run's group key is unchanged, else made."""
 
-    def __init__(self, root: Path, keys: dict[str, str], *, cached: bool):
+    def __init__(self, state: BuildState, keys: dict[str, str]):
         self.keys = keys
-        self.folder = tokens_folder(root) if cached else None
-        self.previous: dict[str, dict[str, str]] = {}
-        if self.folder is not None:
-            for key in set(keys.values()):
-                self.previous[key] = _read(self.folder / (key + _SUFFIX), key)
+        self.state = state if state.usable else None
+        self.stored: dict[str, dict[str, str]] = {} if self.state is None else self.state.row_tokens()
+        self.previous = {key: self.stored.get(key, {}) for key in set(keys.values())}
         self.known: dict[str, dict[str, str]] = {key: {} for key in keys.values()}
         self.made: set[str] = set()
         self._tokens: dict[str, str] = {}
@@ -73,14 +62,6 @@ class RowTokens:
 
     def save(self) -> None:
         """Keep the tokens of this build's groups; forget those of groups it no longer has."""
-        if self.folder is None:
-            return
-        for key in self.made:
-            rows = {**self.previous.get(key, {}), **self.known[key]}
-            write_json(self.folder / (key + _SUFFIX), {"format": CACHE_FORMAT, "key": key, "rows": rows})
-        prune(self.folder, _SUFFIX, {key + _SUFFIX for key in self.keys.values()})
-
-
-def _read(path: Path, key: str) -> dict[str, str]:
-    rows = read_json(path, CACHE_FORMAT, "rows", key=key)
-    return rows if all(isinstance(v, str) for v in rows.values()) else {}
+        if self.state is not None:
+            self.state.put_row_tokens({key: {**self.previous.get(key, {}), **self.known[key]} for key in self.made},
+                                      self.stored.keys() - set(self.keys.values()))

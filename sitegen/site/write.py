@@ -71,6 +71,8 @@ class SiteWriter:
         """Search shard → the key its bundle was indexed under (sitegen.site.search)."""
         self.search_keys: dict[str, str] = {}
         self.previous_page_keys = before.get("pageKeys")
+        self.previous_inputs = before.get("inputs")
+        """The inputs digest the site being replaced was built from (sitegen.site.explain)."""
         self.page_keys: dict[str, str] = {}
         """Listing page → the key it was rendered under (sitegen.site.rendermemo)."""
 

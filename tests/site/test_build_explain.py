@@ -98,3 +98,26 @@ def test_pages_of_an_operation_whose_runs_did_not_change_are_taken_without_being
     assert other_line == (f"runs/{other}/index.html: taken unchanged from the previous site without being made: "
                           "the key of operation geglu's group is the one the previous build recorded")
     assert operation_line.startswith("operations/geglu/index.html: taken unchanged from the previous site without being made")
+
+
+def test_files_are_named_only_against_the_site_that_is_there(tmp_path):
+    # The build state's record of what a build saw (sitegen.buildstate) is of the site it
+    # made; a site since replaced by a build that kept no record (--full) is not that site.
+    records, out = _small(tmp_path)
+
+    def scale(factor):
+        def edit(spec):
+            spec["timing"]["latencyNs"].update({k: v * factor for k, v in spec["timing"]["latencyNs"].items()})
+        return edit
+
+    edit_run(records, TORCH_RUN, scale(2))
+    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--quiet", "--full"])
+    assert result.exit_code == 0, result.output
+    edit_run(records, TORCH_RUN, scale(3))
+    [line] = _build(records, out, f"runs/{TORCH_RUN}/")
+    assert line.startswith(f"runs/{TORCH_RUN}/index.html: made again: ")
+    assert "kept no record of the previous build's files" in line
+    # Once a build kept its record, the next one names the file again.
+    edit_run(records, TORCH_RUN, scale(5))
+    [line] = _build(records, out, f"runs/{TORCH_RUN}/")
+    assert f"runs/{TORCH_RUN}.json" in line and "its bytes changed" in line

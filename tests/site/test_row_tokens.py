@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sitegen.cli import main
+from sitegen.buildstate import open_state, state_path
 from sitegen.site import rowtokens
 
 from test_incremental_build import _files
@@ -50,14 +52,16 @@ def _timed(records: Path, operation: str) -> Path:
     return next(p for p in _runs(records, operation) if "latencyNs" in (json.loads(p.read_text())["spec"].get("timing") or {}))
 
 
-def _token_files(records: Path) -> list[Path]:
-    return sorted(rowtokens.tokens_folder(records).glob("*.rows.json"))
+def _token_groups(records: Path) -> dict[str, dict[str, str]]:
+    """Group key → {run: token}, as the build state holds them."""
+    with open_state(records) as state:
+        return state.row_tokens()
 
 
 def test_an_edit_makes_only_its_groups_rows(records, tmp_path, monkeypatch):
     out = tmp_path / "site"
     _build(records, out)
-    groups = len(_token_files(records))
+    groups = len(_token_groups(records))
     assert groups > 1
     run = _timed(records, "cross-entropy")
     _scale(run, 2)
@@ -69,8 +73,8 @@ def test_an_edit_makes_only_its_groups_rows(records, tmp_path, monkeypatch):
     same_operation = {json.loads(p.read_text())["metadata"]["name"] for p in _runs(records, "cross-entropy")}
     assert json.loads(run.read_text())["metadata"]["name"] in made
     assert set(made) <= same_operation
-    # The edited group's new key replaced its old one; no file of a key no build has stays.
-    assert len(_token_files(records)) == groups
+    # The edited group's new key replaced its old one; no tokens of a key no build has stay.
+    assert len(_token_groups(records)) == groups
     monkeypatch.undo()
     _build(records, tmp_path / "fresh", "--full")
     assert _files(out) == _files(tmp_path / "fresh")
@@ -107,13 +111,20 @@ def test_edits_deletions_and_additions_build_what_a_full_build_does(records, tmp
         assert _files(out) == _files(fresh) != before, change.__name__
 
 
-def test_damaged_token_files_are_no_cache(records, tmp_path):
+def test_wrong_tokens_cost_renders_never_wrong_pages(records, tmp_path):
+    # A listing page is keyed by its rows' tokens: a stored token that is not its row's
+    # gives the page a key no build recorded, so it is rendered, from its real rows. Only
+    # the keys the marker records differ from a full build's.
     out = tmp_path / "site"
     _build(records, out)
-    for path in _token_files(records):
-        path.write_text(path.read_text()[:-20])
+    with sqlite3.connect(state_path(records)) as db:
+        assert db.execute("UPDATE row_tokens SET token = 'damaged'").rowcount > 1
+    db.close()
     _edit(records)
     _lock(records)
     _build(records, out)
     _build(records, tmp_path / "fresh", "--full")
-    assert _files(out) == _files(tmp_path / "fresh")
+    built, fresh = _files(out), _files(tmp_path / "fresh")
+    markers = [json.loads(files.pop(".sitegen-site")) for files in (built, fresh)]
+    assert built == fresh
+    assert markers[0].pop("pageKeys") != markers[1].pop("pageKeys") and markers[0] == markers[1]

@@ -1,16 +1,18 @@
-"""`sitegen lock` and `verify` take unchanged files from the digest cache; `verify --full` and `build` never trust it."""
+"""`sitegen lock` and `verify` take unchanged files' summaries from the build state; `verify --full` and `build` never trust them."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from manifest_edits import cli, problem_lines
 
-from sitegen.digestcache import CACHE_FORMAT, cache_shards
+from sitegen import summaries
+from sitegen.buildstate import open_state, state_path
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
 
@@ -25,8 +27,29 @@ def registry(tmp_path, monkeypatch) -> Path:
     return root
 
 
-def _shards(root: Path) -> list[Path]:
-    return sorted(cache_shards(root).glob("*.json"))
+def _stored(root: Path) -> dict[str, str]:
+    """Each folder's summaries as the build state holds them."""
+    with open_state(root) as state:
+        return state.summaries()
+
+
+def _rewrite(root: Path, change) -> None:
+    """Store ``change(folder's summaries)`` for every folder, as one who can write the cache could."""
+    with sqlite3.connect(state_path(root)) as db:
+        for folder, files in db.execute("SELECT folder, files FROM summaries").fetchall():
+            db.execute("UPDATE summaries SET files = ? WHERE folder = ?", (change(files), folder))
+    db.close()
+
+
+@pytest.fixture
+def loads(monkeypatch) -> list[str]:
+    """The files `lock` and `verify` load in full (in this process: one job)."""
+    from sitegen import forkpool
+
+    loaded, load = [], summaries.load_bytes
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
+    monkeypatch.setattr(summaries, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
+    return loaded
 
 
 def _a_run(root: Path) -> Path:
@@ -44,7 +67,7 @@ def _edit_latency(path: Path) -> None:
 
 def test_lock_after_an_edit_equals_a_lock_computed_from_scratch(registry):
     assert cli("lock", registry).exit_code == 0
-    assert _shards(registry)
+    assert _stored(registry)
     _edit_latency(_a_run(registry))
     assert cli("verify", registry).exit_code == 1  # the cache never hides an edit
     assert cli("lock", registry).exit_code == 0
@@ -69,12 +92,15 @@ def test_a_tampered_cache_cannot_make_verify_full_or_build_pass(registry, tmp_pa
     cli("lock", registry)
     (registry / LOCK_NAME).write_bytes(lock_contents(open_registry(SMALL, check_lock_file=False)))
     locked_digest = json.loads((registry / LOCK_NAME).read_text())["documents"]
-    for shard in _shards(registry):
-        poisoned = json.loads(shard.read_bytes())
-        for entries in poisoned["files"].values():
+
+    def poison(files: str) -> str:
+        poisoned = json.loads(files)
+        for entries in poisoned.values():
             for entry in entries:
                 entry["digest"] = locked_digest[f"{entry['kind']}/{entry['name']}"]
-        shard.write_text(json.dumps(poisoned))
+        return json.dumps(poisoned)
+
+    _rewrite(registry, poison)
     # The forgery fools the cached check, which is what it is for ...
     assert cli("verify", registry).exit_code == 0
     # ... but never the full one, nor a build.
@@ -86,14 +112,49 @@ def test_a_tampered_cache_cannot_make_verify_full_or_build_pass(registry, tmp_pa
     assert not (tmp_path / "site").exists()
 
 
-def test_an_unreadable_cache_is_recomputed(registry):
+def test_unreadable_entries_are_made_again_and_stored(registry, loads):
     assert cli("lock", registry).exit_code == 0
-    expected = (registry / LOCK_NAME).read_bytes()
-    for shard in _shards(registry):
-        shard.write_text("not json")
+    expected, files = (registry / LOCK_NAME).read_bytes(), len(loads)
+    _rewrite(registry, lambda files: "not json")
+    loads.clear()
     assert cli("lock", registry).exit_code == 0
     assert (registry / LOCK_NAME).read_bytes() == expected
-    assert all(json.loads(shard.read_bytes())["format"] == CACHE_FORMAT for shard in _shards(registry))
+    assert len(loads) == files
+    # Stored again whole: the next lock loads nothing.
+    loads.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert loads == [] and all(isinstance(json.loads(files), dict) for files in _stored(registry).values())
+
+
+def test_one_changed_byte_is_loaded_again_alone(registry, loads):
+    assert cli("lock", registry).exit_code == 0
+    assert len(loads) > 1
+    run = _a_run(registry)
+    # One digit more: the rest of the registry is byte for byte the same.
+    before = run.read_text()
+    after = before.replace('"median": ', '"median": 1', 1)
+    run.write_text(after)
+    loads.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert loads == [str(run)]
+
+
+def test_another_sitegen_uses_none_of_the_entries(registry, loads, monkeypatch):
+    assert cli("lock", registry).exit_code == 0
+    files = len(loads)
+    loads.clear()
+    monkeypatch.setattr(summaries, "code_version", lambda: "another sitegen")
+    assert cli("lock", registry).exit_code == 0
+    assert len(loads) == files
+
+
+def test_folders_gone_from_the_registry_are_forgotten(registry):
+    assert cli("lock", registry).exit_code == 0
+    folders = set(_stored(registry))
+    gone = next(f for f in sorted(folders) if f)
+    shutil.rmtree(registry / gone)
+    cli("lock", registry)  # may fail on references into the folder: the state is kept all the same
+    assert set(_stored(registry)) == folders - {gone}
 
 
 @pytest.fixture(params=[1, 3], ids=["one-process", "three-processes"])
@@ -115,9 +176,9 @@ def forks(request, monkeypatch) -> tuple[int, list[int]]:
 def test_a_lock_on_any_number_of_processes_equals_a_lock_from_scratch(registry, forks):
     (registry / LOCK_NAME).unlink()
     assert cli("lock", registry).exit_code == 0
-    assert len(_shards(registry)) == len({p.parent for p in registry.rglob("*.json") if p.name != LOCK_NAME}) > 1
+    assert len(_stored(registry)) == len({p.parent for p in registry.rglob("*.json") if p.name != LOCK_NAME}) > 1
     assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
-    # Again after an edit, from the shards the processes wrote.
+    # Again after an edit, from the summaries the processes sent back.
     _edit_latency(_a_run(registry))
     assert cli("lock", registry).exit_code == 0
     assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
@@ -137,9 +198,9 @@ def test_a_loading_process_killed_fails_the_lock_with_one_line(registry, monkeyp
     import os
     import signal
 
-    from sitegen import digestcache, forkpool
+    from sitegen import forkpool
 
-    parent, summarize = os.getpid(), digestcache._summarize_shard
+    parent, summarize = os.getpid(), summaries._summarize_folder
 
     def dies_in_a_worker(*args):
         if os.getpid() != parent:
@@ -147,22 +208,22 @@ def test_a_loading_process_killed_fails_the_lock_with_one_line(registry, monkeyp
         return summarize(*args)
 
     monkeypatch.setattr(forkpool, "default_jobs", lambda: 2)
-    monkeypatch.setattr(digestcache, "_summarize_shard", dies_in_a_worker)
+    monkeypatch.setattr(summaries, "_summarize_folder", dies_in_a_worker)
     before = (registry / LOCK_NAME).read_bytes()
     result = cli("lock", registry)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert problem_lines(result) == [f"{registry}: $: a process loading records died (out of memory?); nothing was changed"]
     assert (registry / LOCK_NAME).read_bytes() == before
-    monkeypatch.setattr(digestcache, "_summarize_shard", summarize)
+    monkeypatch.setattr(summaries, "_summarize_folder", summarize)
     assert cli("lock", registry).exit_code == 0
 
 
 _SLOW_LOCK = """
 import os, sys, time
 from pathlib import Path
-from sitegen import digestcache, forkpool
+from sitegen import forkpool, summaries
 
-parent, summarize, seen = os.getpid(), digestcache._summarize_shard, Path(sys.argv[2])
+parent, summarize, seen = os.getpid(), summaries._summarize_folder, Path(sys.argv[2])
 
 def slow(*args):
     if os.getpid() != parent:
@@ -171,7 +232,7 @@ def slow(*args):
     return summarize(*args)
 
 forkpool.default_jobs = lambda: 2
-digestcache._summarize_shard = slow
+summaries._summarize_folder = slow
 from sitegen.cli import main
 sys.argv = ["sitegen", "lock", sys.argv[1]]
 main()

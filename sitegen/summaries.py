@@ -1,35 +1,33 @@
-"""Each manifest file's documents as `lock` and `verify` need them, cached by the file's bytes.
+"""Each manifest file's documents as `lock` and `verify` need them, kept by the file's bytes.
 
 After a one-run edit, `sitegen lock` would otherwise parse, validate and digest every
-document again (4 s at 10,000 runs, as long as a cold build's loading); with the cache only
-files whose bytes changed are. An entry is keyed by sha256 over sitegen's own code and the
-file's exact bytes, so one changed byte, or a changed validator, misses.
+document again (4 s at 10,000 runs, as long as a cold build's loading); with the build
+state's summaries (sitegen.buildstate) only files whose bytes changed are. An entry is
+keyed by sha256 over sitegen's own code and the file's exact bytes, so one changed byte,
+or a changed validator, misses.
 
-The cache lives in the user's cache folder (sitegen.cachefiles), one JSON shard per
-registry folder, so an edit rewrites one shard, not the cache of every file (50 MB at
-60,000 runs). It only ever stands for work already done on this machine: `sitegen verify
---full` and `sitegen build` never read it (a build has a
-cache of its own, sitegen.documentcache, which `build --full` ignores too), and a build
-refuses a lock that a poisoned digest cache got wrong.
+Entries are kept per registry folder, so an edit rewrites one folder's row, not those of
+every file (50 MB at 60,000 runs). They only ever stand for work already done on this
+machine: `sitegen verify --full` and `sitegen build` never read them (a build keeps
+documents of its own, sitegen.buildload, which `build --full` ignores too), and a build
+refuses a lock that poisoned summaries got wrong.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from sitegen.cachefiles import cache_dir, read_json, write_json
+from sitegen.buildstate import BuildState
+from sitegen.codeversion import code_version
 from sitegen.digest import canonical
 from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
 from sitegen.loader import Record, load_bytes, manifest_names
 from sitegen.problems import InputError, Problem
 from sitegen.strictjson import MAX_FILE_BYTES
-
-CACHE_FORMAT = 3
-
 
 @dataclass(frozen=True)
 class Summary:
@@ -66,64 +64,61 @@ def summarize(record: Record, reference_fields) -> dict:
     }
 
 
-def cache_shards(root: Path) -> Path:
-    """The folder of the registry's cache shards."""
-    return cache_dir(root, "digests")
-
-
-@lru_cache(maxsize=1)
-def code_version() -> bytes:
-    """sitegen's code digest, which every cache entry is made under (once per process)."""
-    from sitegen.site.fingerprint import code_digest
-
-    return code_digest().encode()
-
-
-def shard_name(key: str, suffix: str) -> str:
-    """The file name of the cache shard for `key`: no key's characters reach the file system."""
-    return hashlib.sha256(key.encode()).hexdigest()[:24] + suffix
-
-
-def shards(root: Path, folder: Path, suffix: str) -> list[tuple[Path, list[tuple[str, str]]]]:
-    """Each registry folder's manifests, (name, relative), with the file in ``folder`` of the
-    cache shard that holds their entries: one shard per folder, so an edit rewrites one."""
-    by_folder: dict[str, list[tuple[str, str]]] = {}
+def by_folder(root: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each registry folder (relative, "/"-separated) with its manifests, (name, relative): the unit
+    of the build state's entries, so an edit rewrites one folder's."""
+    folders: dict[str, list[tuple[str, str]]] = {}
     for name, relative in manifest_names(root):
-        by_folder.setdefault(relative.rpartition("/")[0], []).append((name, relative))
-    return [(folder / shard_name(shard, suffix), files) for shard, files in by_folder.items()]
+        folders.setdefault(relative.rpartition("/")[0], []).append((name, relative))
+    return list(folders.items())
 
 
-def load_summaries(root: Path, reference_fields, jobs: int = 1) -> tuple[list[Summary], list[Problem]]:
-    """What loader.load_paths([root]) finds, as Summaries, computing only what the cache lacks.
+def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 1) -> tuple[list[Summary], list[Problem]]:
+    """What loader.load_paths([root]) finds, as Summaries, computing only what ``state`` lacks.
 
     A file that fails to load is reported exactly as load_paths reports it, and never
-    cached. The folders are shared out among ``jobs`` forked processes, each reading and
-    hashing its files and summarizing those its shard lacks: on a first lock that is
-    loading every document, after an edit it is still reading every file.
+    kept. The folders are shared out among ``jobs`` forked processes, each reading and
+    hashing its files and summarizing those its folder's entries lack: on a first lock that
+    is loading every document, after an edit it is still reading every file. The workers
+    send back what changed; this process alone writes it.
     """
-    work = shards(root, cache_shards(root), ".json")
+    work = by_folder(root)
+    stored = state.summaries()
     code_version()  # made once, before the processes fork
     # Largest folders first, so that no process is left with a large one at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-    done = dict(zip(order, forked_map(lambda i: _summarize_shard(*work[i], reference_fields, root), order, jobs,
-                                      where=str(root), doing="loading records"), strict=True))
+    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root),
+                                      order, jobs, where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
-    for i in range(len(work)):
-        entries, more = done.pop(i)
+    changed: dict[str, str] = {}
+    for i, (folder, _) in enumerate(work):
+        entries, more, written = done.pop(i)
         problems += more
+        if written is not None:
+            changed[folder] = written
         summaries.extend(Summary(file=name, **entry) for name, entry in entries)
+    state.put_summaries(changed, [folder for folder, _ in work])
     return summaries, sorted(problems)
 
 
-def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields, root: Path) -> tuple[list[tuple[str, dict]], list[Problem]]:
-    """(file, cache entry) of each document of one folder, taken from its shard where the bytes match, and its
-    problems; the shard is written again when its entries change."""
-    cached = read_json(path, CACHE_FORMAT, "files")
-    code = code_version()
+def _stored(text: str | None) -> dict:
+    try:
+        found = json.loads(text) if text is not None else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path) -> tuple[list[tuple[str, dict]], list[Problem], str | None]:
+    """(file, entry) of each document of one folder, taken from its ``stored`` entries where the bytes
+    match, and its problems; then the folder's entries as JSON if they changed, else None."""
+    cached = _stored(stored)
+    code = code_version().encode()
     used: dict[str, list[dict]] = {}
     entries: list[tuple[str, dict]] = []
     problems: list[Problem] = []
+    remade = False  # a damaged entry is made again under the key it had, which the keys alone would not show
     for name, _ in files:
         try:
             data = read_regular(name, MAX_FILE_BYTES, registry=root)
@@ -138,11 +133,10 @@ def _summarize_shard(path: Path, files: list[tuple[str, str]], reference_fields,
             except InputError as exc:
                 problems.extend(exc.problems)
                 continue
+            remade = True
         used[key] = found
         entries.extend((name, entry) for entry in found)
-    if used.keys() != cached.keys():
-        write_json(path, {"format": CACHE_FORMAT, "files": used})
-    return entries, problems
+    return entries, problems, json.dumps(used) if remade or used.keys() != cached.keys() else None
 
 
 _FIELDS = {"pointer", "kind", "name", "digest", "content", "references", "signature", "observed"}
