@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from sitegen.cli import main
@@ -25,6 +26,17 @@ SUMMARY_SUFFIX = " problem(s) found."
 def cli(*args: str | Path) -> Result:
     """Run ``sitegen`` in-process; stdout and stderr stay apart."""
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def loads(monkeypatch) -> list[str]:
+    """The files `lock` and `verify` load in full (in this process: one job); import it to use it."""
+    from sitegen import forkpool, summaries
+
+    loaded, load = [], summaries.load_bytes
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
+    monkeypatch.setattr(summaries, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
+    return loaded
 
 
 def problem_lines(result: Result) -> list[str]:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from manifest_edits import cli
+from manifest_edits import cli, loads  # noqa: F401 (loads is a fixture)
 
-from sitegen import summaries
 from sitegen.buildstate import FORMAT, open_state, state_path
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
@@ -29,17 +28,6 @@ def registry(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "registry"
     shutil.copytree(SMALL, root)
     return root
-
-
-@pytest.fixture
-def loads(monkeypatch) -> list[str]:
-    """The files `lock` loads in full (in this process: one job)."""
-    from sitegen import forkpool
-
-    loaded, load = [], summaries.load_bytes
-    monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
-    monkeypatch.setattr(summaries, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
-    return loaded
 
 
 def _locks_from_scratch(root: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from manifest_edits import cli, problem_lines
+from manifest_edits import cli, loads, problem_lines  # noqa: F401 (loads is a fixture)
 
 from sitegen import summaries
 from sitegen.buildstate import open_state, state_path
@@ -39,17 +39,6 @@ def _rewrite(root: Path, change) -> None:
         for folder, files in db.execute("SELECT folder, files FROM summaries").fetchall():
             db.execute("UPDATE summaries SET files = ? WHERE folder = ?", (change(files), folder))
     db.close()
-
-
-@pytest.fixture
-def loads(monkeypatch) -> list[str]:
-    """The files `lock` and `verify` load in full (in this process: one job)."""
-    from sitegen import forkpool
-
-    loaded, load = [], summaries.load_bytes
-    monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
-    monkeypatch.setattr(summaries, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
-    return loaded
 
 
 def _a_run(root: Path) -> Path:
