@@ -38,7 +38,7 @@ def test_sweep_chart_has_a_table_with_the_same_numbers(site):
     block = next(b for b in blocks if b).group(0)
     svg = _svgs(block)[0]
     assert "Log–log" in svg.find(SVG + "desc").text
-    assert "<table>" in block and "(ms)" in block
+    assert "<table" in block and "(ms)" in block
 
 
 def test_samples_are_a_download_not_inline(site):
