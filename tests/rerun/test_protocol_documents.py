@@ -14,8 +14,6 @@ from sitegen.operations import by_name, known
 from sitegen.rerun import protocol
 
 PROTOCOLS = sorted((Path(__file__).resolve().parents[2] / "records" / "protocols").glob("sitegen-rerun-controlled-*.json"))
-# The JSD reruns predate issue 28's tightening: test_protocol_settings' xfail says why.
-AWAITING = {"sitegen-rerun-controlled-cc73e052050f.json"}
 
 
 def _operation(doc):
@@ -25,8 +23,7 @@ def _operation(doc):
     return ops[0]
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="awaits re-measuring"))
-                                  if p.name in AWAITING else p for p in PROTOCOLS], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PROTOCOLS, ids=lambda p: p.stem)
 def test_the_harness_writes_the_committed_protocol_again(path):
     doc = json.loads(path.read_text(encoding="utf-8"))
     harness = doc["spec"]["harness"]

@@ -44,13 +44,6 @@ def test_liger_s_do_bench_protocol_runs_in_one_process_and_the_interpreter_keeps
     assert dry["minSamples"] == protocol.INTERPRET_MIN_SAMPLES and dry["warmup"] == list(protocol.INTERPRET_WARMUP)
 
 
-import pytest  # noqa: E402
-
-
-@pytest.mark.xfail(strict=True, reason="issue 28 tightened host_timed (2% of the median + 30 us, was 10% + 50 us) and added "
-                   "the checks on outside code: JSD's protocol digest changed and its H200 reruns await re-measuring "
-                   "(a sweep of 2026-12-02 was lost on its way back; benchmarks/results/rerun_h200_issue28c); remove "
-                   "this mark with the new records")
 def test_every_committed_h200_rerun_was_measured_under_the_current_protocol():
     # A change to the protocol's text or numbers must come with a re-measure (#18 item 8): for each
     # operation, the harness as it stands must write the very protocol its committed reruns cite.

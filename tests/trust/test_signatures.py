@@ -10,12 +10,16 @@ import re
 import shutil
 import stat
 import subprocess
+from datetime import date, timedelta
 
 import pytest
 
 from trust_registry import RUN, cli, edit_run, mini_registry, problem_lines, write_json
 
 NAME = RUN.stem
+# The day the run was observed, and the next: the edges of a key's validity window.
+DAY = date.fromisoformat(json.loads(RUN.read_text())["spec"]["observedAt"][:10])
+NEXT = DAY + timedelta(days=1)
 
 
 def keygen(path) -> str:
@@ -94,8 +98,10 @@ def test_one_changed_byte_breaks_the_signature(registry, keys, tmp_path):
     sign(registry, keys["trusted"][0])
     path = registry / "runs" / RUN.name
     text = path.read_text()
-    assert text.count('"temperatureC": 56') == 1
-    path.write_text(text.replace('"temperatureC": 56', '"temperatureC": 57'))  # one byte
+    before = re.search(r'"temperatureC": (\d+)', text)
+    assert before
+    at, value = before.start(1), before.group(1)
+    path.write_text(text[:at] + str(int(value) + 1)[: len(value)] + text[at + len(value):])  # one field, same length
     lock(registry)  # even a reviewed, re-locked edit
     result = cli("verify", registry)
     assert result.exit_code == 1
@@ -128,10 +134,10 @@ def test_a_key_the_registry_does_not_trust(registry, keys, tmp_path):
     assert (level, row) == ("Reproducible", "signed by a key this registry does not trust")
 
 
-@pytest.mark.parametrize("window", ['valid-before = 2026-12-01', 'valid-after = 2026-12-02',
+@pytest.mark.parametrize("window", [f'valid-before = {DAY}', f'valid-after = {NEXT}',
                                     'valid-after = 2025-01-01\nvalid-before = 2026-06-01'])
 def test_a_key_outside_its_validity_window_is_refused(registry, keys, tmp_path, window):
-    # The run was observed on 2026-12-01.
+    # The run was observed on DAY.
     (registry / "sitegen.toml").write_text(trust_toml(("H200 lab", keys["trusted"][1], window)))
     sign(registry, keys["trusted"][0])
     lock(registry)
@@ -142,7 +148,7 @@ def test_a_key_outside_its_validity_window_is_refused(registry, keys, tmp_path, 
 
 
 def test_a_key_within_its_window_stays_valid_for_what_it_signed(registry, keys, tmp_path):
-    (registry / "sitegen.toml").write_text(trust_toml(("H200 lab", keys["trusted"][1], "valid-after = 2026-12-01\nvalid-before = 2026-12-02")))
+    (registry / "sitegen.toml").write_text(trust_toml(("H200 lab", keys["trusted"][1], f"valid-after = {DAY}\nvalid-before = {NEXT}")))
     sign(registry, keys["trusted"][0])
     os.remove(keys["trusted"][0])  # the private half is gone
     lock(registry)

@@ -13,8 +13,9 @@ from sitegen.cli import main
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = REPO / "records"
 # A bundled H200 rerun of sitegen's kernel, as `sitegen rerun` wrote it.
-RUN = RECORDS / "runs" / "jsd" / "rerun-jsd-full-sitegen-nvidia-h200-tokens2048-vocab128256-fp32-20261201t172049z-7489bc.json"
-OTHER_RUN = RECORDS / "runs" / "jsd" / "rerun-jsd-backward-sitegen-nvidia-h200-tokens4096-vocab128256-bf16-20261201t172738z-7489bc.json"
+# Found by pattern: a re-measure replaces the runs and their names' dates.
+RUN = min((RECORDS / "runs" / "jsd").glob("rerun-jsd-full-sitegen-nvidia-h200-tokens2048-vocab128256-fp32-*.json"))
+OTHER_RUN = min((RECORDS / "runs" / "jsd").glob("rerun-jsd-backward-sitegen-nvidia-h200-tokens4096-vocab128256-bf16-*.json"))
 
 
 def cli(*args: str | Path, input: str | None = None) -> Result:
