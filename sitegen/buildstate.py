@@ -24,6 +24,8 @@ Tables, each with the trust rule of what it holds:
 - explained: per site folder, what the build that made it saw (its inputs digest, shared
   key and each registry file's digest), for the next build's --explain
   (sitegen.site.explain), which uses it only for the site built from those very inputs.
+- file_stats: each registry file's stat and the sha256 of the bytes it had under that stat
+  (sitegen.filestats), so an unchanged file is not read to fingerprint a build.
 
 The page keys and group keys that decide which files of a site are linked unchanged stay
 in the site's own marker (sitegen.site.marker): they describe the files of that very
@@ -46,13 +48,14 @@ from pathlib import Path
 
 from sitegen.codeversion import code_version
 
-FORMAT = 2
+FORMAT = 3
 _SCHEMA = """
 CREATE TABLE summaries(folder TEXT PRIMARY KEY, files TEXT NOT NULL);
 CREATE TABLE documents(folder TEXT PRIMARY KEY, code TEXT NOT NULL, checksum TEXT NOT NULL, payload BLOB NOT NULL);
 CREATE TABLE rankings(cohort TEXT PRIMARY KEY, outcome TEXT NOT NULL);
 CREATE TABLE row_tokens(grp TEXT NOT NULL, run TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY (grp, run));
 CREATE TABLE explained(site TEXT PRIMARY KEY, state TEXT NOT NULL);
+CREATE TABLE file_stats(path TEXT PRIMARY KEY, stat TEXT NOT NULL, sha256 TEXT NOT NULL);
 """
 _DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _MODEL_MODULES = "sitegen.model."
@@ -295,6 +298,20 @@ class BuildState:
 
     def put_explained(self, site: str, state: str) -> None:
         self._write([("INSERT OR REPLACE INTO explained VALUES (?, ?)", (site, state))])
+
+
+    # file_stats: build's fingerprint
+
+    def file_stats(self) -> dict[str, tuple[str, str]]:
+        """Registry file (relative, "/"-separated) → (its stat key, the sha256 of its bytes under it)."""
+        return {path: (key, sha) for path, key, sha in self._rows("SELECT path, stat, sha256 FROM file_stats")
+                if isinstance(path, str) and isinstance(key, str) and isinstance(sha, str)}
+
+    def put_file_stats(self, changed: dict[str, tuple[str, str]], gone: list[str]) -> None:
+        if not changed and not gone:
+            return
+        self._write([("INSERT OR REPLACE INTO file_stats VALUES (?, ?, ?)", [(p, k, s) for p, (k, s) in changed.items()]),
+                     ("DELETE FROM file_stats WHERE path = ?", [(p,) for p in gone])])
 
 
 def open_state(root: Path | None) -> BuildState:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sitegen.buildstate import open_state
+from sitegen.filestats import FileStats
 from sitegen.config import Config, Site, load_config, load_reviewed, load_trust
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
@@ -184,15 +185,21 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     trusted = load_trust(trust) if trust is not None else None
     reviewed = load_reviewed(trust) if trust is not None else None
     trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]]) if trusted is not None else None
-    inputs = build_inputs(records, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked,
-                          trust=trust_bytes)
-    previous = previous_build(out, inputs.digest, listed)
+    # The build state is opened once, here, and never for --full: --full reads every file again.
+    state = open_state(None if full else records)
+    try:
+        inputs = build_inputs(records, stats=None if full else FileStats(state), base_url=base_url,
+                              exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked, trust=trust_bytes)
+        previous = previous_build(out, inputs.digest, listed)
+    except BaseException:
+        state.close()
+        raise
     if previous is not None:
+        state.close()
         clean_leftovers(out)
         return BuildResult(out, previous.runs, previous.files, fresh=False,
                            explained=E.explain(asked, before, E.inodes(out, asked), None))
-    # The build state is opened once, here, and never for --full.
-    with _long_lived_heap() as settle, _rows_released(), open_state(None if full else records) as state:
+    with _long_lived_heap() as settle, _rows_released(), state:
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)

@@ -15,37 +15,41 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.codeversion import add_code
+from sitegen.filestats import FileStats
 from sitegen.inputfile import outside, outside_links_allowed, real_root
 from sitegen.lockfile import MAX_LOCK_BYTES
 
 
-def _files(root: Path, registry: str | None = None) -> list[tuple[str, str]]:
-    """(path, path relative to root, "/"-separated) of every file and folder, hidden folders aside, sorted.
+def _files(root: Path, registry: str | None = None) -> list[tuple[str, str, bool]]:
+    """(path, path relative to root, "/"-separated, whether a linked folder leads to it) of every file and folder,
+    hidden folders aside, sorted.
 
     ``registry``: the real path of ``root``; a linked folder outside it is listed as a file
     (which _add_file marks as outside), not entered, unless --allow-outside-links: a link
     to / would otherwise walk the whole machine, /proc included.
     """
-    found, seen = [], set()
+    found, seen, linked = [], set(), set()
     # Through linked folders, as the loader's rglob goes; each real folder once, so a link
     # loop ends.
     for folder, subfolders, names in os.walk(root, followlinks=True):
         relative = os.path.relpath(folder, root).replace(os.sep, "/")
         prefix = "" if relative == "." else relative + "/"
+        through = relative in linked
         # Folders count too (path ""), so a second link to a folder changes the inputs.
-        found.append(("", prefix))
+        found.append(("", prefix, through))
         info = os.stat(folder)
         if (info.st_dev, info.st_ino) in seen:
             subfolders[:] = []
             continue
         seen.add((info.st_dev, info.st_ino))
         subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+        links = {s for s in subfolders if os.path.islink(os.path.join(folder, s))}
+        linked.update(prefix + s for s in (subfolders if through else links))
         if registry is not None and not outside_links_allowed():
-            away = [s for s in subfolders if os.path.islink(os.path.join(folder, s))
-                    and not _inside(os.path.realpath(os.path.join(folder, s)), registry)]
+            away = [s for s in subfolders if s in links and not _inside(os.path.realpath(os.path.join(folder, s)), registry)]
             subfolders[:] = [s for s in subfolders if s not in away]
             names = [*names, *away]
-        found.extend((os.path.join(folder, name), prefix + name) for name in sorted(names))
+        found.extend((os.path.join(folder, name), prefix + name, through) for name in sorted(names))
     return found
 
 
@@ -59,8 +63,11 @@ class Inputs:
     """Each registry file (relative, "/"-separated) → sha256 of its bytes, or what it is if not a regular file."""
 
 
-def build_inputs(records: Path, **options) -> Inputs:
-    """Everything a build's output depends on, as one digest and file by file (sitegen.site.reuse)."""
+def build_inputs(records: Path, *, stats: FileStats | None = None, **options) -> Inputs:
+    """Everything a build's output depends on, as one digest and file by file (sitegen.site.reuse).
+
+    ``stats``: the files known by their stat (sitegen.filestats), which are not read; it
+    learns the others. None reads every file (``build --full``)."""
     digest = hashlib.sha256()
     add_code(digest)
     digest.update(repr(sorted(options.items())).encode())
@@ -68,8 +75,23 @@ def build_inputs(records: Path, **options) -> Inputs:
     sitegen = digest.hexdigest()
     files = {}
     registry = real_root(records)
-    for path, relative in _files(records, registry):
-        files[relative] = _add_file(digest, path, relative, registry)
+    for path, relative, through_link in _files(records, registry):
+        known, plain = None, False
+        if stats is not None and path and not through_link:
+            try:
+                info = os.lstat(path)
+                plain = stat.S_ISREG(info.st_mode)
+            except OSError:
+                pass
+            if plain:
+                known = stats.sha256(relative, info)
+        if known is not None:
+            digest.update(f"\0{relative}\0{info.st_size}\0{known}\0".encode())
+            files[relative] = known
+        else:
+            files[relative] = _add_file(digest, path, relative, registry, stats if plain else None)
+    if stats is not None:
+        stats.save()
     return Inputs("sha256:" + digest.hexdigest(), sitegen, files)
 
 
@@ -83,7 +105,7 @@ def _inside(real: str, registry: str) -> bool:
 _MAX_READ = MAX_LOCK_BYTES
 
 
-def _add_file(digest, path: str, relative: str, registry: str) -> str:
+def _add_file(digest, path: str, relative: str, registry: str, stats: FileStats | None = None) -> str:
     """A regular file's sha256, read in chunks; for anything else only what it is. Adds that to ``digest`` and returns it.
 
     ``path`` "" is a folder.
@@ -123,5 +145,7 @@ def _add_file(digest, path: str, relative: str, registry: str) -> str:
     finally:
         os.close(fd)
     found = own.hexdigest()
+    if stats is not None:
+        stats.learn(relative, info, found)
     digest.update(f"\0{relative}\0{info.st_size}\0{found}\0".encode())
     return found

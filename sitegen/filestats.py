@@ -1,0 +1,57 @@
+"""Registry files whose bytes are known from their stat, as git's index knows a checkout's.
+
+A build fingerprints every registry file (sitegen.site.fingerprint); reading 60,000 files
+to hash them was most of a no-op build. A file whose (size, mtime_ns, ctime_ns, inode,
+device) are those it had when its bytes were last hashed on this machine is taken to hold
+those bytes still. ctime is in the key because no user call can set it: an edit that keeps
+the size and puts the old mtime back (`touch -d`, `cp -p`, a checkout) still changes it.
+
+Only plain files reached through no link are known this way: a link may point elsewhere
+tomorrow with no change to any stat here. And an entry is kept only if the file's times
+lie RACY_NS before the build began reading (git's "racy clean" rule): on a file system
+whose clock ticks coarsely, a file written again within the tick it was hashed in would
+keep its stat with new bytes. `build --full` reads every file again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sitegen.buildstate import BuildState
+
+# Two seconds: the coarsest mtime tick of a file system a registry may live on (FAT's).
+RACY_NS = 2_000_000_000
+
+
+def stat_key(info: os.stat_result) -> str:
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}"
+
+
+class FileStats:
+    """The stat → sha256 of the registry files of one build state, looked up and learned during one walk."""
+
+    def __init__(self, state: BuildState, now_ns=time.time_ns):
+        self._state = state
+        self._known = state.file_stats()
+        self._found: dict[str, tuple[str, str]] = {}
+        # Times at or after this are too recent to vouch for the bytes (module docstring).
+        self._racy_from = now_ns() - RACY_NS
+
+    def sha256(self, relative: str, info: os.stat_result) -> str | None:
+        """The sha256 of the file's bytes if its stat is the one they were hashed under, else None."""
+        entry = self._known.get(relative)
+        if entry is not None and entry[0] == stat_key(info):
+            self._found[relative] = entry
+            return entry[1]
+        return None
+
+    def learn(self, relative: str, info: os.stat_result, sha256: str) -> None:
+        """The file's bytes as just hashed, ``info`` taken before they were read."""
+        if max(info.st_mtime_ns, info.st_ctime_ns) < self._racy_from:
+            self._found[relative] = (stat_key(info), sha256)
+
+    def save(self) -> None:
+        """Keep what this walk found; forget the files it did not see, or saw change."""
+        changed = {r: e for r, e in self._found.items() if self._known.get(r) != e}
+        self._state.put_file_stats(changed, [r for r in self._known if r not in self._found])

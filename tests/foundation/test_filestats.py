@@ -1,0 +1,99 @@
+"""A build fingerprints registry files by their stat where it can (sitegen.filestats), and never
+misses an edit for it: an edit that keeps the size and puts the mtime back is still seen, a
+file written within the clock's tick of its hashing is read again, and nothing reached
+through a link is taken on trust."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from manifest_edits import cli
+
+from sitegen.buildstate import open_state
+from sitegen.filestats import RACY_NS, FileStats, stat_key
+from sitegen.site.fingerprint import build_inputs
+
+SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
+RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
+LATER = lambda: time.time_ns() + 60 * 10**9  # noqa: E731 -- a clock a minute ahead: every file is old enough
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "registry"
+    shutil.copytree(SMALL, root)
+    return root
+
+
+def _inputs(root: Path, now=LATER):
+    with open_state(root) as state:
+        return build_inputs(root, stats=FileStats(state, now_ns=now))
+
+
+def _same_size_same_mtime_edit(path: Path) -> None:
+    before = path.stat()
+    text = path.read_text()
+    edited = text.replace('"median": 9', '"median": 8', 1)
+    assert edited != text and len(edited) == len(text)
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_seen(registry):
+    first = _inputs(registry)
+    _same_size_same_mtime_edit(registry / RUN)
+    second = _inputs(registry)
+    assert second.files[RUN] != first.files[RUN]
+    assert second.digest != first.digest
+    assert second.digest == build_inputs(registry).digest  # what reading every file gives
+
+
+def test_a_file_whose_stat_is_unchanged_is_not_read_again(registry):
+    _inputs(registry)
+    # Stand in for the bytes last hashed under this very stat: the walk must take them on trust.
+    with open_state(registry) as state:
+        state.put_file_stats({RUN: (stat_key(os.stat(registry / RUN)), "0" * 64)}, [])
+    assert _inputs(registry).files[RUN] == "0" * 64
+    assert build_inputs(registry).files[RUN] != "0" * 64  # --full: no stats, every file read
+
+
+def test_a_file_written_within_the_racy_window_is_hashed_again(registry):
+    info = os.stat(registry / RUN)
+    written = max(info.st_mtime_ns, info.st_ctime_ns)
+    # The walk begins within RACY_NS of the file's last write: its stat vouches for nothing.
+    _inputs(registry, now=lambda: written + RACY_NS // 2)
+    with open_state(registry) as state:
+        assert RUN not in state.file_stats()
+    # Begun RACY_NS after it, the stat is kept.
+    _inputs(registry, now=lambda: written + RACY_NS + 1)
+    with open_state(registry) as state:
+        assert state.file_stats()[RUN][0] == stat_key(info)
+
+
+def test_nothing_reached_through_a_linked_folder_is_taken_on_trust(registry, tmp_path):
+    (registry / "runs").rename(registry / "runs-real")
+    (registry / "runs").symlink_to("runs-real", target_is_directory=True)
+    _inputs(registry)
+    with open_state(registry) as state:
+        assert not any(path.startswith("runs/") for path in state.file_stats())
+        state.put_file_stats({RUN: (stat_key(os.stat(registry / RUN)), "0" * 64)}, [])
+    assert _inputs(registry).files[RUN] != "0" * 64
+
+
+def test_a_build_sees_an_edit_that_keeps_size_and_mtime(registry, tmp_path):
+    site = tmp_path / "site"
+    assert cli("build", "--records", registry, "--out", site, "--no-search").exit_code == 0
+    time.sleep(RACY_NS / 1e9)  # the files' stats now vouch for their bytes
+    assert cli("build", "--records", registry, "--out", site, "--no-search").exit_code == 0
+    _same_size_same_mtime_edit(registry / RUN)
+    assert cli("lock", registry).exit_code == 0
+    result = cli("build", "--records", registry, "--out", site, "--no-search")
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
