@@ -22,6 +22,7 @@ from sitegen.buildstate import BuildState
 
 # Two seconds: the coarsest mtime tick of a file system a registry may live on (FAT's).
 RACY_NS = 2_000_000_000
+_clock = time.time_ns
 
 
 def stat_key(info: os.stat_result) -> str:
@@ -31,12 +32,14 @@ def stat_key(info: os.stat_result) -> str:
 class FileStats:
     """The stat → sha256 of the registry files of one build state, looked up and learned during one walk."""
 
-    def __init__(self, state: BuildState, now_ns=time.time_ns):
+    def __init__(self, state: BuildState, now_ns=None):
         self._state = state
         self._known = state.file_stats()
         self._found: dict[str, tuple[str, str]] = {}
+        self._touched: set[str] = set()
+        """Files looked up or read: their old entries, if not found again, are stale."""
         # Times at or after this are too recent to vouch for the bytes (module docstring).
-        self._racy_from = now_ns() - RACY_NS
+        self._racy_from = (now_ns or _clock)() - RACY_NS
 
     def sha256(self, relative: str, info: os.stat_result) -> str | None:
         """The sha256 of the file's bytes if its stat is the one they were hashed under, else None."""
@@ -44,14 +47,18 @@ class FileStats:
         if entry is not None and entry[0] == stat_key(info):
             self._found[relative] = entry
             return entry[1]
+        self._touched.add(relative)
         return None
 
     def learn(self, relative: str, info: os.stat_result, sha256: str) -> None:
         """The file's bytes as just hashed, ``info`` taken before they were read."""
+        self._touched.add(relative)
         if max(info.st_mtime_ns, info.st_ctime_ns) < self._racy_from:
             self._found[relative] = (stat_key(info), sha256)
 
-    def save(self) -> None:
-        """Keep what this walk found; forget the files it did not see, or saw change."""
+    def save(self, forget_unseen: bool = True) -> None:
+        """Keep what this walk found; forget the files it saw change, and those it did not see
+        unless it walked only some (``forget_unseen`` False)."""
         changed = {r: e for r, e in self._found.items() if self._known.get(r) != e}
-        self._state.put_file_stats(changed, [r for r in self._known if r not in self._found])
+        gone = [r for r in self._known if r not in self._found and (forget_unseen or r in self._touched)]
+        self._state.put_file_stats(changed, gone)

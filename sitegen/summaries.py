@@ -4,7 +4,8 @@ After a one-run edit, `sitegen lock` would otherwise parse, validate and digest 
 document again (4 s at 10,000 runs, as long as a cold build's loading); with the build
 state's summaries (sitegen.buildstate) only files whose bytes changed are. An entry is
 keyed by sha256 over sitegen's own code and the file's exact bytes, so one changed byte,
-or a changed validator, misses.
+or a changed validator, misses. Those bytes are known without reading the file where its
+stat vouches for them (sitegen.filestats); `verify --full` reads every file.
 
 Entries are kept per registry folder, so an edit rewrites one folder's row, not those of
 every file (50 MB at 60,000 runs). They only ever stand for work already done on this
@@ -17,11 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.buildstate import BuildState
 from sitegen.codeversion import code_version
+from sitegen.filestats import FileStats
 from sitegen.digest import canonical
 from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
@@ -84,22 +88,48 @@ def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 
     """
     work = by_folder(root)
     stored = state.summaries()
+    stats = FileStats(state)
+    known = _known_by_stat(work, stats)
     code_version()  # made once, before the processes fork
     # Largest folders first, so that no process is left with a large one at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root),
+    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root, known),
                                       order, jobs, where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
     changed: dict[str, str] = {}
     for i, (folder, _) in enumerate(work):
-        entries, more, written = done.pop(i)
+        entries, more, written, learned = done.pop(i)
         problems += more
         if written is not None:
             changed[folder] = written
+        for relative, info, sha256 in learned:
+            stats.learn(relative, info, sha256)
         summaries.extend(Summary(file=name, **entry) for name, entry in entries)
     state.put_summaries(changed, [folder for folder, _ in work])
+    # Only manifests were walked: the build's fingerprint keeps the other files' entries.
+    stats.save(forget_unseen=False)
     return summaries, sorted(problems)
+
+
+def _known_by_stat(work, stats: FileStats) -> dict[str, str]:
+    """Manifest (relative) → the sha256 its stat vouches for (sitegen.filestats); plain files only, as
+    manifests() enters no linked folder."""
+    known = {}
+    for _, files in work:
+        for name, relative in files:
+            try:
+                info = os.lstat(name)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and (sha256 := stats.sha256(relative, info)) is not None:
+                known[relative] = sha256
+    return known
+
+
+def _key(code: bytes, sha256: str) -> str:
+    """An entry's key: sitegen's code version and the file's bytes (by their sha256)."""
+    return hashlib.sha256(code + b"\0" + sha256.encode()).hexdigest()
 
 
 def _stored(text: str | None) -> dict:
@@ -110,33 +140,48 @@ def _stored(text: str | None) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path) -> tuple[list[tuple[str, dict]], list[Problem], str | None]:
+def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path,
+                      known: dict[str, str]) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
     """(file, entry) of each document of one folder, taken from its ``stored`` entries where the bytes
-    match, and its problems; then the folder's entries as JSON if they changed, else None."""
+    match, and its problems; the folder's entries as JSON if they changed, else None; and
+    (relative, stat, sha256) of each plain file read, for sitegen.filestats.
+
+    A file whose stat vouches for its bytes (``known``) is not read when an entry for those
+    bytes is stored."""
     cached = _stored(stored)
     code = code_version().encode()
     used: dict[str, list[dict]] = {}
     entries: list[tuple[str, dict]] = []
     problems: list[Problem] = []
+    learned: list[tuple] = []
     remade = False  # a damaged entry is made again under the key it had, which the keys alone would not show
-    for name, _ in files:
-        try:
-            data = read_regular(name, MAX_FILE_BYTES, registry=root)
-        except InputError as exc:
-            problems.extend(exc.problems)
-            continue
-        key = hashlib.sha256(code + b"\0" + data).hexdigest()
-        found = cached.get(key)
+    for name, relative in files:
+        sha256 = known.get(relative)
+        found = cached.get(_key(code, sha256)) if sha256 is not None else None
         if not _well_formed(found):
             try:
-                found = [summarize(r, reference_fields) for r in load_bytes(data, name)]
+                info = os.lstat(name)  # before the read: a later write changes it
+            except OSError:
+                info = None
+            try:
+                data = read_regular(name, MAX_FILE_BYTES, registry=root)
             except InputError as exc:
                 problems.extend(exc.problems)
                 continue
-            remade = True
-        used[key] = found
+            sha256 = hashlib.sha256(data).hexdigest()
+            if info is not None and stat.S_ISREG(info.st_mode):
+                learned.append((relative, info, sha256))
+            found = cached.get(_key(code, sha256))
+            if not _well_formed(found):
+                try:
+                    found = [summarize(r, reference_fields) for r in load_bytes(data, name)]
+                except InputError as exc:
+                    problems.extend(exc.problems)
+                    continue
+                remade = True
+        used[_key(code, sha256)] = found
         entries.extend((name, entry) for entry in found)
-    return entries, problems, json.dumps(used) if remade or used.keys() != cached.keys() else None
+    return entries, problems, json.dumps(used) if remade or used.keys() != cached.keys() else None, learned
 
 
 _FIELDS = {"pointer", "kind", "name", "digest", "content", "references", "signature", "observed"}

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from manifest_edits import cli
+from manifest_edits import cli, loads  # noqa: F401 (loads is a fixture)
 
 from sitegen.buildstate import open_state
+from sitegen import filestats, summaries
 from sitegen.filestats import RACY_NS, FileStats, stat_key
 from sitegen.site.fingerprint import build_inputs
 
@@ -97,3 +98,20 @@ def test_a_build_sees_an_edit_that_keeps_size_and_mtime(registry, tmp_path):
     assert cli("lock", registry).exit_code == 0
     result = cli("build", "--records", registry, "--out", site, "--no-search")
     assert result.exit_code == 0 and "up to date" not in result.output, result.output
+
+
+def test_lock_reads_only_the_files_whose_stat_changed(registry, loads, monkeypatch):
+    monkeypatch.setattr(filestats, "_clock", LATER)
+    reads, read = [], summaries.read_regular
+    monkeypatch.setattr(summaries, "read_regular", lambda name, *a, **k: reads.append(name) or read(name, *a, **k))
+    assert cli("lock", registry).exit_code == 0
+    assert len(reads) > 1
+    reads.clear()
+    loads.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert reads == [] and loads == []
+    lock = (registry / "digests.lock").read_bytes()
+    _same_size_same_mtime_edit(registry / RUN)
+    assert cli("lock", registry).exit_code == 0
+    assert reads == [str(registry / RUN)] and loads == [str(registry / RUN)]
+    assert (registry / "digests.lock").read_bytes() != lock
