@@ -15,9 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sitegen.buildstate import open_state
-from sitegen.filestats import FileStats
-from sitegen.config import Config, Site, load_config, load_reviewed, load_trust
+from sitegen.config import Config, Site, load_config
 from sitegen.forkpool import default_jobs
 from sitegen.formatversion import API_VERSION
 from sitegen.problems import InputError, Problem
@@ -32,7 +30,6 @@ from sitegen.site.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.feeds import atom_feed
 from sitegen.site import explain as E
-from sitegen.site.fingerprint import build_inputs
 from sitegen.site.index import Index, build_index
 from sitegen.site.jsonout import to_json, twin
 from sitegen.site.home import home_page
@@ -51,26 +48,11 @@ from sitegen.site.roofline import floor_ns
 from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
 from sitegen.site.search import index_site, page_operation
 from sitegen.site.workers import render_in_workers
-from sitegen.site.marker import own_files, previous_build
-from sitegen.site.swap import clean_leftovers
+from sitegen.site.uptodate import BuildResult, Checked, check, unchanged
 from sitegen.site.write import SiteWriter
-from sitegen.transaction import recover
 
 
 SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    out: Path
-    runs: int
-    files: int
-    fresh: bool = True
-    """False when the site was already built from the same inputs and was left as it was."""
-    heap: object = field(default=None, repr=False, compare=False)
-    """The registry and index the site was built from: whoever holds the result decides when they are freed."""
-    explained: list[str] = field(default_factory=list)
-    """A line per page asked about (``explain``): taken unchanged or made again, and why."""
 
 
 def _epoch_date() -> str | None:
@@ -152,7 +134,7 @@ def _rows_released():
 def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False,
                progress: Progress | None = None, search: bool = False, unlocked: bool = False,
                jobs: int | None = None, full: bool = False, trust: Path | None = None,
-               explain: list[str] = ()) -> BuildResult:
+               explain: list[str] = (), checked: Checked | None = None) -> BuildResult:
     """Build the static site of the registry at ``records`` into ``out``; ``search`` runs Pagefind over it.
 
     A registry without digests.lock is refused unless ``unlocked``. ``jobs`` worker
@@ -164,41 +146,20 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     listing rows' tokens (sitegen.site.rowtokens) come from the registry's build state
     (sitegen.buildstate), opened once for the build and never with ``full``.
     ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
+    ``checked``: what sitegen.site.uptodate.check found for these very arguments, when the caller asked first.
     """
     progress = progress or Progress(enabled=False)
-    if out.name in ("", ".."):
-        # "." or "..": the staging folder is made in out.parent, which for "." is the output
-        # itself; named by its path, the folder is the same one and is taken as it would be.
-        out = Path(os.path.abspath(out))
-    resolved_out, resolved_records = out.resolve(), records.resolve()
-    if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
-        # The site's JSON twins would be read back as records on the next build.
-        raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    listed = own_files(out)
-    asked = [E.page_path(p) for p in explain]
-    before = E.inodes(out, asked)
     progress.stage("checking for changes")
-    # An interrupted registry write is finished or undone before its files are fingerprinted,
-    # as open_registry would before reading them.
-    recover(records)
-    # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
-    trusted = load_trust(trust) if trust is not None else None
-    reviewed = load_reviewed(trust) if trust is not None else None
-    trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]]) if trusted is not None else None
-    # The build state is opened once, here, and never for --full: --full reads every file again.
-    state = open_state(None if full else records)
-    try:
-        inputs = build_inputs(records, stats=None if full else FileStats(state), base_url=base_url,
-                              exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked, trust=trust_bytes)
-        previous = previous_build(out, inputs.digest, listed)
-    except BaseException:
-        state.close()
-        raise
-    if previous is not None:
-        state.close()
-        clean_leftovers(out)
-        return BuildResult(out, previous.runs, previous.files, fresh=False,
-                           explained=E.explain(asked, before, E.inodes(out, asked), None))
+    if checked is None:
+        checked = check(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search,
+                        unlocked=unlocked, full=full, trust=trust, explain=explain)
+    if checked.previous is not None:
+        return unchanged(checked)
+    out, listed, inputs, state, asked, before = (checked.out, checked.listed, checked.inputs, checked.state,
+                                                 checked.asked, checked.before)
+    trusted, reviewed = checked.trusted, checked.reviewed
+    # The file list and fingerprint are let go below as soon as they are used: not kept alive here.
+    checked.listed = checked.inputs = None
     with _long_lived_heap() as settle, _rows_released(), state:
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs

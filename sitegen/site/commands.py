@@ -64,10 +64,12 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     """
     from sitegen.problems import InputError, Problem
     from sitegen.progress import Progress, wanted
-    from sitegen.site.build import bad_base_url, build_site
+    from sitegen.site.uptodate import check, unchanged
 
     # Checked here as well as in build_site, so a bad URL is named before the registry is read.
     if base_url is not None and not base_url.startswith(("http://", "https://")):
+        from sitegen.site.build import bad_base_url
+
         raise bad_base_url()
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
@@ -75,8 +77,19 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
         warn_unlocked(records)
     started = time.perf_counter()
     with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
-        result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
-                            search=search, unlocked=unlocked, jobs=jobs, full=full, trust=trust, explain=list(explain))
+        progress.stage("checking for changes")
+        checked = check(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search,
+                        unlocked=unlocked, full=full, trust=trust, explain=list(explain))
+        if checked.previous is not None:
+            result = unchanged(checked)
+        else:
+            # Only now: the page modules and models take most of a no-op build's time to import.
+            from sitegen.site.build import build_site
+
+            result = build_site(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, progress=progress,
+                                search=search, unlocked=unlocked, jobs=jobs, full=full, trust=trust,
+                                explain=list(explain), checked=checked)
+        del checked
     elapsed = time.perf_counter() - started
     for line in result.explained:
         click.echo(line)
