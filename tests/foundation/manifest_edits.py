@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ FIXTURES = REPO / "tests" / "fixtures"
 VALID = FIXTURES / "valid"
 BAD = FIXTURES / "bad"
 REGISTRY = FIXTURES / "registry-verify"
+SMALL = FIXTURES / "registry-small"
 SEED = VALID / "seed-manifest.json"
 SUMMARY_SUFFIX = " problem(s) found."
 
@@ -26,6 +28,15 @@ SUMMARY_SUFFIX = " problem(s) found."
 def cli(*args: str | Path) -> Result:
     """Run ``sitegen`` in-process; stdout and stderr stay apart."""
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch) -> Path:
+    """A copy of the small registry, with a build-state cache folder of its own; import it to use it."""
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "registry"
+    shutil.copytree(SMALL, root)
+    return root
 
 
 @pytest.fixture

@@ -12,22 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from manifest_edits import cli, loads  # noqa: F401 (loads is a fixture)
+from manifest_edits import SMALL, cli, loads, registry  # noqa: F401 (loads, registry: fixtures)
 
 from sitegen.buildstate import FORMAT, open_state, state_path
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
 
-SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
-
-
-@pytest.fixture
-def registry(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "registry"
-    shutil.copytree(SMALL, root)
-    return root
 
 
 def _locks_from_scratch(root: Path) -> None:

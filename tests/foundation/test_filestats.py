@@ -6,30 +6,18 @@ through a link is taken on trust."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
-import pytest
+from manifest_edits import cli, loads, registry  # noqa: F401 (loads, registry: fixtures)
 
-from manifest_edits import cli, loads  # noqa: F401 (loads is a fixture)
-
-from sitegen.buildstate import open_state
 from sitegen import filestats, summaries
+from sitegen.buildstate import open_state
 from sitegen.filestats import RACY_NS, FileStats, stat_key
 from sitegen.site.fingerprint import build_inputs
 
-SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
 LATER = lambda: time.time_ns() + 60 * 10**9  # noqa: E731 -- a clock a minute ahead: every file is old enough
-
-
-@pytest.fixture
-def registry(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "registry"
-    shutil.copytree(SMALL, root)
-    return root
 
 
 def _inputs(root: Path, now=LATER):

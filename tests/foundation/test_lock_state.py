@@ -9,22 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from manifest_edits import cli, loads, problem_lines  # noqa: F401 (loads is a fixture)
+from manifest_edits import SMALL, cli, loads, problem_lines, registry  # noqa: F401 (loads, registry: fixtures)
 
 from sitegen import summaries
 from sitegen.buildstate import open_state, state_path
 from sitegen.loader import LOCK_NAME
 from sitegen.registry import lock_contents, open_registry
 
-SMALL = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
-
-
-@pytest.fixture
-def registry(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "registry"
-    shutil.copytree(SMALL, root)
-    return root
 
 
 def _stored(root: Path) -> dict[str, str]:
