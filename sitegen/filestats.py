@@ -5,6 +5,9 @@ to hash them was most of a no-op build. A file whose (size, mtime_ns, ctime_ns, 
 device) are those it had when its bytes were last hashed on this machine is taken to hold
 those bytes still. ctime is in the key because no user call can set it: an edit that keeps
 the size and puts the old mtime back (`touch -d`, `cp -p`, a checkout) still changes it.
+Except where the file system keeps no ctime of its own: Linux's FAT and exFAT drivers copy
+it from the mtime, so there such an edit is missed; a registry on a FAT drive, or on NFS
+(whose client may serve a stat up to a minute old), is checked with `--full`.
 
 Only plain files reached through no link are known this way: a link may point elsewhere
 tomorrow with no change to any stat here. And an entry is kept only if the file's times
@@ -20,7 +23,7 @@ import time
 
 from sitegen.buildstate import BuildState
 
-# Two seconds: the coarsest mtime tick of a file system a registry may live on (FAT's).
+# Two seconds: the coarsest mtime tick of any file system (FAT's).
 RACY_NS = 2_000_000_000
 _clock = time.time_ns
 

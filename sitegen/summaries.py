@@ -25,7 +25,7 @@ from pathlib import Path
 
 from sitegen.buildstate import BuildState
 from sitegen.codeversion import code_version
-from sitegen.filestats import FileStats
+from sitegen.filestats import FileStats, stat_key
 from sitegen.digest import canonical
 from sitegen.forkpool import forked_map
 from sitegen.inputfile import read_regular
@@ -127,6 +127,13 @@ def _known_by_stat(work, stats: FileStats) -> dict[str, str]:
     return known
 
 
+def _same_stat(name: str, before: os.stat_result) -> bool:
+    try:
+        return stat_key(os.lstat(name)) == stat_key(before)
+    except OSError:
+        return False
+
+
 def _key(code: bytes, sha256: str) -> str:
     """An entry's key: sitegen's code version and the file's bytes (by their sha256)."""
     return hashlib.sha256(code + b"\0" + sha256.encode()).hexdigest()
@@ -169,7 +176,9 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
                 problems.extend(exc.problems)
                 continue
             sha256 = hashlib.sha256(data).hexdigest()
-            if info is not None and stat.S_ISREG(info.st_mode):
+            # Learned only if the file is the same one after the read as before it: a file
+            # renamed over it in between would pair the old stat with the new bytes.
+            if info is not None and stat.S_ISREG(info.st_mode) and _same_stat(name, info):
                 learned.append((relative, info, sha256))
             found = cached.get(_key(code, sha256))
             if not _well_formed(found):

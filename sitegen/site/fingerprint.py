@@ -3,7 +3,8 @@
 The inputs are the bytes of every registry file (hidden folders aside, as the loader
 skips them), the build options, SOURCE_DATE_EPOCH, sitegen's own code and templates, and
 the versions of the libraries that shape the pages. File contents, not times, are hashed:
-a checkout or copy that changes times but not bytes still counts as unchanged.
+a checkout or copy that changes times but not bytes still counts as unchanged. A file's
+stat stands for its bytes where sitegen.filestats says it may (then it is not read).
 """
 
 from __future__ import annotations

@@ -61,6 +61,10 @@ def test_a_file_written_within_the_racy_window_is_hashed_again(registry):
     _inputs(registry, now=lambda: written + RACY_NS // 2)
     with open_state(registry) as state:
         assert RUN not in state.file_stats()
+    # Begun exactly RACY_NS after it, still not.
+    _inputs(registry, now=lambda: written + RACY_NS)
+    with open_state(registry) as state:
+        assert RUN not in state.file_stats()
     # Begun RACY_NS after it, the stat is kept.
     _inputs(registry, now=lambda: written + RACY_NS + 1)
     with open_state(registry) as state:
@@ -103,3 +107,7 @@ def test_lock_reads_only_the_files_whose_stat_changed(registry, loads, monkeypat
     assert cli("lock", registry).exit_code == 0
     assert reads == [str(registry / RUN)] and loads == [str(registry / RUN)]
     assert (registry / "digests.lock").read_bytes() != lock
+    # What that lock learned of the edited file holds for the next.
+    reads.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert reads == []
