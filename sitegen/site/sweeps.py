@@ -6,8 +6,17 @@ from dataclasses import dataclass
 
 from sitegen.site import labels as L
 from sitegen.site.cohort_table import value_text
-from sitegen.site.labels import Link
 from sitegen.site.runfacts import RunFacts
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    """An implementation's representative value at one point of the sweep, linked to its run."""
+
+    text: str
+    href: str
+    noisy: bool
+    """Marked apart from the value, so the marker may take a line of its own in a narrow column."""
 
 
 @dataclass(frozen=True)
@@ -17,7 +26,7 @@ class SweepRow:
     timed_pass: str
     dtype: str
     fixed: str
-    cells: list[Link | None]
+    cells: list[SweepCell | None]
 
 
 @dataclass(frozen=True)
@@ -32,9 +41,8 @@ def _axis_order(value) -> tuple:
     return (0, value, "") if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, 0, str(value))
 
 
-def _cell(facts: RunFacts) -> Link:
-    text = value_text(facts) + (" (noisy)" if facts.noisy else "")
-    return Link(text, L.run_path(facts.name))
+def _cell(facts: RunFacts) -> SweepCell:
+    return SweepCell(value_text(facts), L.run_path(facts.name), bool(facts.noisy))
 
 
 def sweeps(runs: list[RunFacts]) -> list[SweepTable]:
