@@ -19,6 +19,7 @@ keep its stat with new bytes. `build --full` reads every file again.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from sitegen.buildstate import BuildState
@@ -43,6 +44,16 @@ class FileStats:
         """Files looked up or read: their old entries, if not found again, are stale."""
         # Times at or after this are too recent to vouch for the bytes (module docstring).
         self._racy_from = (now_ns or _clock)() - RACY_NS
+
+    def lookup(self, path: str, relative: str) -> tuple[os.stat_result | None, str | None]:
+        """The file's lstat if it is a plain file (else None), and the sha256 its stat vouches for (else None)."""
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None, None
+        if not stat.S_ISREG(info.st_mode):
+            return None, None
+        return info, self.sha256(relative, info)
 
     def sha256(self, relative: str, info: os.stat_result) -> str | None:
         """The sha256 of the file's bytes if its stat is the one they were hashed under, else None."""

@@ -118,11 +118,7 @@ def _known_by_stat(work, stats: FileStats) -> dict[str, str]:
     known = {}
     for _, files in work:
         for name, relative in files:
-            try:
-                info = os.lstat(name)
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode) and (sha256 := stats.sha256(relative, info)) is not None:
+            if (sha256 := stats.lookup(name, relative)[1]) is not None:
                 known[relative] = sha256
     return known
 
@@ -164,7 +160,8 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
     remade = False  # a damaged entry is made again under the key it had, which the keys alone would not show
     for name, relative in files:
         sha256 = known.get(relative)
-        found = cached.get(_key(code, sha256)) if sha256 is not None else None
+        key = _key(code, sha256) if sha256 is not None else None
+        found = cached.get(key)
         if not _well_formed(found):
             try:
                 info = os.lstat(name)  # before the read: a later write changes it
@@ -180,7 +177,8 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
             # renamed over it in between would pair the old stat with the new bytes.
             if info is not None and stat.S_ISREG(info.st_mode) and _same_stat(name, info):
                 learned.append((relative, info, sha256))
-            found = cached.get(_key(code, sha256))
+            key = _key(code, sha256)
+            found = cached.get(key)
             if not _well_formed(found):
                 try:
                     found = [summarize(r, reference_fields) for r in load_bytes(data, name)]
@@ -188,7 +186,7 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
                     problems.extend(exc.problems)
                     continue
                 remade = True
-        used[_key(code, sha256)] = found
+        used[key] = found
         entries.extend((name, entry) for entry in found)
     return entries, problems, json.dumps(used) if remade or used.keys() != cached.keys() else None, learned
 

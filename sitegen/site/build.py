@@ -148,8 +148,8 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     ``checked``: what sitegen.site.uptodate.check found for these very arguments, when the caller asked first.
     """
     progress = progress or Progress(enabled=False)
-    progress.stage("checking for changes")
     if checked is None:
+        progress.stage("checking for changes")
         checked = check(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search,
                         unlocked=unlocked, full=full, trust=trust, explain=explain)
     if checked.previous is not None:

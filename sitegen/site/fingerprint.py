@@ -77,20 +77,14 @@ def build_inputs(records: Path, *, stats: FileStats | None = None, **options) ->
     files = {}
     registry = real_root(records)
     for path, relative, through_link in _files(records, registry):
-        known, plain = None, False
+        info = known = None
         if stats is not None and path and not through_link:
-            try:
-                info = os.lstat(path)
-                plain = stat.S_ISREG(info.st_mode)
-            except OSError:
-                pass
-            if plain:
-                known = stats.sha256(relative, info)
+            info, known = stats.lookup(path, relative)
         if known is not None:
             digest.update(f"\0{relative}\0{info.st_size}\0{known}\0".encode())
             files[relative] = known
         else:
-            files[relative] = _add_file(digest, path, relative, registry, stats if plain else None)
+            files[relative] = _add_file(digest, path, relative, registry, stats if info is not None else None)
     if stats is not None:
         stats.save()
     return Inputs("sha256:" + digest.hexdigest(), sitegen, files)
