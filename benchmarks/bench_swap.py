@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sitegen.site.swap import exchange  # noqa: E402
+from sitegen.site.engine.swap import exchange  # noqa: E402
 
 
 def _reader(path: str, stop, counts) -> None:

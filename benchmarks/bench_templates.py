@@ -19,8 +19,8 @@ from pathlib import Path
 
 from sitegen.config import load_config
 from sitegen.registry import open_registry
-from sitegen.site.index import build_index
-from sitegen.site.record_page import record_page
+from sitegen.site.facts.index import build_index
+from sitegen.site.pages.record_page import record_page
 from sitegen.site.render import Renderer, _read_templates
 
 

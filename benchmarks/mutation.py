@@ -42,11 +42,11 @@ MODULES: dict[str, list[str]] = {
     # the site tests build whole sites (seconds each, 5-10 s a mutant on two shared cores).
     # The pairwise verdicts (separation, ratio_interval) and the tally of first places are read
     # by the compare pages, trends and the operation summary: their claims' tests, fast ones.
-    "sitegen/site/ranking.py": [RULES + "test_ranks.py", "tests/site/test_compare_claims.py", "tests/site/test_trends.py",
+    "sitegen/site/facts/ranking.py": [RULES + "test_ranks.py", "tests/site/test_compare_claims.py", "tests/site/test_trends.py",
                                 "tests/site/test_summary_claims.py"],
-    "sitegen/site/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
-    "sitegen/site/evidence.py": [RULES + "test_evidence_levels.py"],
-    "sitegen/site/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
+    "sitegen/site/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
+    "sitegen/site/facts/evidence.py": [RULES + "test_evidence_levels.py"],
+    "sitegen/site/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
     "sitegen/rerun/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
@@ -63,7 +63,7 @@ MODULES: dict[str, list[str]] = {
                                   "tests/rerun/test_passes.py", RULES + "test_gate.py"],
     # test_faults.py kills whole commands at every write point: minutes a mutant; it stays in CI.
     "sitegen/transaction.py": [RULES + "test_registry_transaction.py", RULES + "test_crash_safety.py", "tests/adversarial/test_lock_after_kill.py"],
-    "sitegen/site/swap.py": [RULES + "test_site_swap.py", RULES + "test_crash_safety.py", "tests/adversarial/test_swap_fallback.py"],
+    "sitegen/site/engine/swap.py": [RULES + "test_site_swap.py", RULES + "test_crash_safety.py", "tests/adversarial/test_swap_fallback.py"],
     # test_outside_links.py runs sitegen in a subprocess whose working folder is a tmp folder:
     # there mutmut's recording finds no settings and the subprocess fails (the stats run stops).
     # test_input_files.py holds the same rules in process.

@@ -9,7 +9,7 @@ migrated JSON, the validated model and the digest.
 Entries are kept per folder, pickled whole, so an edit rewrites one folder's and a folder
 loads in one unpickling (per-file entries load several times slower). Every entry names
 the sha256 of the bytes it was made from, which the build's fingerprint knows by hashing
-the file or from its unchanged stat (sitegen.site.fingerprint, sitegen.filestats). What the state cannot vouch
+the file or from its unchanged stat (sitegen.site.engine.fingerprint, sitegen.filestats). What the state cannot vouch
 for (another sitegen, a payload whose checksum does not match, one that fails to
 unpickle or names anything but sitegen's model classes) is no cache: its files are
 loaded again. `build --full` neither reads nor writes it.

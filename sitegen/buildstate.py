@@ -16,19 +16,19 @@ Tables, each with the trust rule of what it holds:
   whole (per-file entries load several times slower), under the code version and the
   payload's sha256; each file's entry names the sha256 of the bytes it was made from. A
   payload unpickles only sitegen's model classes and plain data.
-- rankings: what ranking a cohort set on its members (sitegen.site.rankcache), by a key
+- rankings: what ranking a cohort set on its members (sitegen.site.engine.rankcache), by a key
   over the code version and each member's digest, name and level; a build keeps only the
   keys it used.
-- row_tokens: each run's listing-row token (sitegen.site.rowtokens), by the key of the
+- row_tokens: each run's listing-row token (sitegen.site.engine.rowtokens), by the key of the
   run's page group; a build keeps only the groups it has.
 - explained: per site folder, what the build that made it saw (its inputs digest, shared
   key and each registry file's digest), for the next build's --explain
-  (sitegen.site.explain), which uses it only for the site built from those very inputs.
+  (sitegen.site.engine.explain), which uses it only for the site built from those very inputs.
 - file_stats: each registry file's stat and the sha256 of the bytes it had under that stat
   (sitegen.filestats), so an unchanged file is not read to fingerprint a build.
 
 The page keys and group keys that decide which files of a site are linked unchanged stay
-in the site's own marker (sitegen.site.marker): they describe the files of that very
+in the site's own marker (sitegen.site.engine.marker): they describe the files of that very
 site, which a build elsewhere, or with --full, may have replaced.
 
 A database that cannot be opened, is of another format or is found damaged is no cache:

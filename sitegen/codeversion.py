@@ -1,7 +1,7 @@
 """One digest of sitegen itself: its code, its templates and the libraries that shape its output.
 
 Every entry of the build state (sitegen.buildstate) is made under it, and every build's
-inputs digest (sitegen.site.fingerprint) folds it in: a changed validator, template or
+inputs digest (sitegen.site.engine.fingerprint) folds it in: a changed validator, template or
 library version makes all that earlier work no longer count.
 """
 

@@ -1,6 +1,6 @@
 """Registry files whose bytes are known from their stat, as git's index knows a checkout's.
 
-A build fingerprints every registry file (sitegen.site.fingerprint); reading 60,000 files
+A build fingerprints every registry file (sitegen.site.engine.fingerprint); reading 60,000 files
 to hash them was most of a no-op build. A file whose (size, mtime_ns, ctime_ns, inode,
 device) are those it had when its bytes were last hashed on this machine is taken to hold
 those bytes still. ctime is in the key because no user call can set it: an edit that keeps

@@ -136,7 +136,7 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
     for lock and verify, never for a build. Folders the state has never seen are loaded
     by ``jobs`` processes.
 
-    ``known``: each file's sha256 (relative path → hex, as sitegen.site.fingerprint reads
+    ``known``: each file's sha256 (relative path → hex, as sitegen.site.engine.fingerprint reads
     them); documents are taken from the build state (sitegen.buildload) where a file's
     bytes are unchanged since it was last loaded, the rest by ``jobs`` processes. Every
     check below still runs on all of them.

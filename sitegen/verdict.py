@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.site.units import percent
+from sitegen.site.text.units import percent
 
 
 def pass_from_benchmark(benchmark: str) -> str | None:

@@ -16,7 +16,7 @@ identity; a change is reported and undone at once, so that nothing else is timed
 patched function. Which threads are torch's or triton's is kept here (_LIBRARY), never read from
 an attribute a thread could set on itself.
 
-This is still beatable, and the evidence rules assume it is (sitegen.site.trustedcode: outside
+This is still beatable, and the evidence rules assume it is (sitegen.site.facts.trustedcode: outside
 code earns Verified only when the registry reviewed it): code in this process has read this file
 and can patch what it reads, including these functions' defaults and the containers they keep.
 

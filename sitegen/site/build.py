@@ -21,34 +21,34 @@ from sitegen.problems import InputError, Problem
 from sitegen.progress import Progress
 from sitegen.registry import open_registry
 from sitegen.schemas import schema_files
-from sitegen.site import labels as L
-from sitegen.site.chart_views import sweep_charts
-from sitegen.site.citation import citation_cff
-from sitegen.site.compare import cohort_pairs, compare_app, compare_page
-from sitegen.site.catalog import catalog, run_shard, run_shard_path
-from sitegen.site.downloads import cohort_tables, operation_csv_path, table
-from sitegen.site.feeds import atom_feed
-from sitegen.site import explain as E
-from sitegen.site.index import Index, build_index
-from sitegen.site.jsonout import to_json, twin
-from sitegen.site.home import home_page
-from sitegen.site.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
-from sitegen.site.operation_page import operation_pages_with_runs
-from sitegen.site.badges import badges
-from sitegen.site.badges_page import badges_by_implementation
-from sitegen.site.reader_outputs import (Content, operation_feed_path, operation_where, read_content, write_implementation_badges,
+from sitegen.site.text import labels as L
+from sitegen.site.charts.views import sweep_charts
+from sitegen.site.pages.citation import citation_cff
+from sitegen.site.pages.compare import cohort_pairs, compare_app, compare_page
+from sitegen.site.outputs.catalog import catalog, run_shard, run_shard_path
+from sitegen.site.outputs.downloads import cohort_tables, operation_csv_path, table
+from sitegen.site.outputs.feeds import atom_feed
+from sitegen.site.engine import explain as E
+from sitegen.site.facts.index import Index, build_index
+from sitegen.site.text.jsonout import to_json, twin
+from sitegen.site.pages.home import home_page
+from sitegen.site.pages.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
+from sitegen.site.pages.operation_page import operation_pages_with_runs
+from sitegen.site.outputs.badges import badges
+from sitegen.site.pages.badges_page import badges_by_implementation
+from sitegen.site.outputs.reader_outputs import (Content, operation_feed_path, operation_where, read_content, write_implementation_badges,
                                          write_reader_pages, write_site_edges)
-from sitegen.site.record_page import record_page, samples_document, samples_path
+from sitegen.site.pages.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
-from sitegen.site.rankcache import Rankings
-from sitegen.site.rendermemo import RenderMemo
-from sitegen.site.rowtokens import RowTokens
-from sitegen.site.roofline import floor_ns
-from sitegen.site.reuse import group_keys, link_unchanged_operation, link_unchanged_run
-from sitegen.site.search import index_site, page_operation
-from sitegen.site.workers import render_in_workers
-from sitegen.site.uptodate import BuildResult, Checked, check, unchanged
-from sitegen.site.write import SiteWriter
+from sitegen.site.engine.rankcache import Rankings
+from sitegen.site.engine.rendermemo import RenderMemo
+from sitegen.site.engine.rowtokens import RowTokens
+from sitegen.site.facts.roofline import floor_ns
+from sitegen.site.engine.reuse import group_keys, link_unchanged_operation, link_unchanged_run
+from sitegen.site.outputs.search import index_site, page_operation
+from sitegen.site.engine.workers import render_in_workers
+from sitegen.site.engine.uptodate import BuildResult, Checked, check, unchanged
+from sitegen.site.engine.write import SiteWriter
 
 
 SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
@@ -72,7 +72,7 @@ def build_date(index: Index) -> str:
 def operation_date(index: Index, runs) -> str:
     """An operation feed's updated day: SOURCE_DATE_EPOCH, else the newest date of its own runs,
     their notes and their sources. Its own, not the registry's: a note on another operation's run
-    must leave this feed's bytes, and so its page group (sitegen.site.reuse), as they were."""
+    must leave this feed's bytes, and so its page group (sitegen.site.engine.reuse), as they were."""
     dates = [f.observed for f in runs] + [a.model.spec.date for f in runs for a in f.attestations]
     sources = {f.run.spec.sourceNative.source for f in runs if f.run.spec.sourceNative}
     dates += [index.config.sources[s].published for s in sources if s in index.config.sources]
@@ -141,11 +141,11 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    (sitegen.buildload), the rankings of unchanged cohorts (sitegen.site.rankcache) and
-    listing rows' tokens (sitegen.site.rowtokens) come from the registry's build state
+    (sitegen.buildload), the rankings of unchanged cohorts (sitegen.site.engine.rankcache) and
+    listing rows' tokens (sitegen.site.engine.rowtokens) come from the registry's build state
     (sitegen.buildstate), opened once for the build and never with ``full``.
-    ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.explain).
-    ``checked``: what sitegen.site.uptodate.check found for these very arguments, when the caller asked first.
+    ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.engine.explain).
+    ``checked``: what sitegen.site.engine.uptodate.check found for these very arguments, when the caller asked first.
     """
     progress = progress or Progress(enabled=False)
     if checked is None:

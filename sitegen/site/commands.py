@@ -11,7 +11,7 @@ from sitegen.cliparts import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, UNLOCKED, hold_u
 
 
 class AttestKind(click.Choice):
-    """The kinds of note (sitegen.site.notes.ATTEST_KINDS), looked up only when used.
+    """The kinds of note (sitegen.attest.ATTEST_KINDS), looked up only when used.
 
     They come from the model, and importing it loads pydantic, which would make every
     sitegen command, --help included, start several times slower
@@ -23,7 +23,7 @@ class AttestKind(click.Choice):
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from sitegen.site.notes import ATTEST_KINDS
+        from sitegen.attest import ATTEST_KINDS
 
         return ATTEST_KINDS
 
@@ -64,7 +64,7 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     """
     from sitegen.problems import InputError, Problem
     from sitegen.progress import Progress, wanted
-    from sitegen.site.uptodate import check, unchanged
+    from sitegen.site.engine.uptodate import check, unchanged
 
     # Checked here as well as in build_site, so a bad URL is named before the registry is read.
     if base_url is not None and not base_url.startswith(("http://", "https://")):
@@ -121,7 +121,7 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
     shown under "Replications and notes" and never change a run's evidence level.
     """
     from sitegen.problems import InputError, Problem
-    from sitegen.site.notes import attest as write_attestation
+    from sitegen.attest import attest as write_attestation
 
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
@@ -146,7 +146,7 @@ def serve(records: Path, out: Path, port: int, search: bool) -> None:
     """
     from sitegen.problems import InputError, Problem
     from sitegen.site.build import build_site
-    from sitegen.site.serve import serve as run_server
+    from sitegen.site.serve.server import serve as run_server
 
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])

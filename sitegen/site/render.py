@@ -10,7 +10,7 @@ from importlib import resources
 
 from jinja2 import DictLoader, Environment, StrictUndefined
 
-from sitegen.site.value_columns import value_columns
+from sitegen.site.pages.value_columns import value_columns
 
 PACKAGE = "sitegen.templates"
 STATIC = ("style.css", "site.js", "favicon.svg", "compare-rules.js", "compare.js")
@@ -45,7 +45,7 @@ class Renderer:
         """Whether Pagefind runs on this build: only then do pages load its search box."""
         runs_by_path = runs_by_path or {}
         # Run tables look their rows' runs up by page path, to give each metric a column
-        # in one unit (sitegen.site.value_columns); the row models carry display text only.
+        # in one unit (sitegen.site.pages.value_columns); the row models carry display text only.
         self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
 
     def render(self, template: str, page, **extra) -> bytes:

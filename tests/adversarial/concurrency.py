@@ -60,7 +60,7 @@ def concurrent_builds(tmp: Path, builders: int) -> tuple[bool, str]:
     jobs = [_start(["build", "--records", str(FIXTURE), "--out", str(out)]) for _ in range(builders)]
     results = [(job.wait(timeout=180), job.stderr.read()) for job in jobs]
     leftovers = sorted(p.name for p in tmp.iterdir() if p.name != "site")
-    from sitegen.site.marker import read_marker as _read_marker
+    from sitegen.site.engine.marker import read_marker as _read_marker
 
     marker = _read_marker(out) or []
     complete = bool(marker) and all((out / f).is_file() for f in marker)

@@ -16,8 +16,8 @@ import os
 import signal
 import sys
 
-import sitegen.site.swap as site_swap
-import sitegen.site.write as site_write
+import sitegen.site.engine.swap as site_swap
+import sitegen.site.engine.write as site_write
 
 KILL_AT = int(os.environ.get("SITEGEN_KILL_AT", "0"))
 ENOSPC_AT = int(os.environ.get("SITEGEN_ENOSPC_AT", "0"))

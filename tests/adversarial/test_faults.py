@@ -41,7 +41,7 @@ def test_full_disk_in_a_build_names_the_output_file_and_keeps_the_old_site(tmp_p
 
     from click.testing import CliRunner
 
-    import sitegen.site.write as write
+    import sitegen.site.engine.write as write
     from faults import FIXTURE, snapshot
     from sitegen.cli import main
 

@@ -7,8 +7,8 @@ import os
 
 from click.testing import CliRunner
 
-import sitegen.site.swap as swap
-import sitegen.site.write as write
+import sitegen.site.engine.swap as swap
+import sitegen.site.engine.write as write
 from faults import FIXTURE, snapshot
 from sitegen.cli import main
 

@@ -14,7 +14,7 @@ from manifest_edits import cli, loads, registry  # noqa: F401 (loads, registry: 
 from sitegen import filestats, summaries
 from sitegen.buildstate import open_state
 from sitegen.filestats import RACY_NS, FileStats, stat_key
-from sitegen.site.fingerprint import build_inputs
+from sitegen.site.engine.fingerprint import build_inputs
 
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
 LATER = lambda: time.time_ns() + 60 * 10**9  # noqa: E731 -- a clock a minute ahead: every file is old enough

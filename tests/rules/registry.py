@@ -20,7 +20,7 @@ from sitegen.digest import document_digest
 from sitegen.registry import open_registry
 from sitegen.registrysigning import sign_registry
 from sitegen.rerun.stats import summary
-from sitegen.site.index import build_index
+from sitegen.site.facts.index import build_index
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 KEY = FIXTURE.parent / "keys" / "fixture_ed25519"

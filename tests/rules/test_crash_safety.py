@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from sitegen.problems import InputError
-from sitegen.site import swap
+from sitegen.site.engine import swap
 from sitegen.transaction import COMMITTED, JOURNAL, STAGED, recover, registry_transaction
 
 

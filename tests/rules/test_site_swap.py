@@ -1,4 +1,4 @@
-"""What docs/registries.md promises about putting a built site in place (sitegen.site.swap).
+"""What docs/registries.md promises about putting a built site in place (sitegen.site.engine.swap).
 
 - On Linux the new site is swapped with the old one in one renameat2(RENAME_EXCHANGE): swap_in
   takes that path, and `--out` names the old site or the new one at every instant.
@@ -22,8 +22,8 @@ import sys
 
 import pytest
 
-from sitegen.site import swap
-from sitegen.site.marker import MARKER
+from sitegen.site.engine import swap
+from sitegen.site.engine.marker import MARKER
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
 

@@ -305,11 +305,11 @@ def test_a_build_killed_mid_render_keeps_the_previous_site_and_the_state_usable(
 # Deterministic kill points, each where a build holds something half done: the child build kills
 # itself with SIGKILL on reaching that call (the rest of the process is the real CLI).
 KILL_POINTS = {
-    "before the swap": ("sitegen.site.write", "swap_in"),
-    "after the swap, before the old site is removed": ("sitegen.site.swap", "remove_own"),
-    "after the swap, before the row tokens are saved": ("sitegen.site.rowtokens", "RowTokens.save"),
-    "after the row tokens, before the rankings are saved": ("sitegen.site.rankcache", "Rankings.save"),
-    "after the caches, before the explain state is saved": ("sitegen.site.explain", "save_state"),
+    "before the swap": ("sitegen.site.engine.write", "swap_in"),
+    "after the swap, before the old site is removed": ("sitegen.site.engine.swap", "remove_own"),
+    "after the swap, before the row tokens are saved": ("sitegen.site.engine.rowtokens", "RowTokens.save"),
+    "after the row tokens, before the rankings are saved": ("sitegen.site.engine.rankcache", "Rankings.save"),
+    "after the caches, before the explain state is saved": ("sitegen.site.engine.explain", "save_state"),
 }
 
 _DIE_AT = """

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.site.marker import MARKER
+from sitegen.site.engine.marker import MARKER
 
 EXPECTED = Path(__file__).resolve().parents[1] / "golden" / "expected-site"
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURE, TORCH_RUN, edit_run
 from sitegen.cli import main
-from sitegen.site.marker import MARKER
+from sitegen.site.engine.marker import MARKER
 from sitegen.transaction import COMMITTED, JOURNAL, STAGED
 
 
@@ -192,7 +192,7 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
 
 def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
     # The bundled registry: many operations, so the pages of every other operation's runs
-    # are taken from the previous site (sitegen.site.reuse) and must still be current.
+    # are taken from the previous site (sitegen.site.engine.reuse) and must still be current.
     records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
     shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
     _build(records, out, "--no-search")
@@ -255,10 +255,10 @@ def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(
 
 
 def test_one_edit_reindexes_only_its_search_shards_and_equals_a_cold_search_build(tmp_path, monkeypatch, bundled_without_kernelbench):
-    # Search is indexed in shards (sitegen.site.search): one run's edit must re-index the
+    # Search is indexed in shards (sitegen.site.outputs.search): one run's edit must re-index the
     # shards holding pages that changed, not the whole site (issue 32), and the bundles it
     # keeps must be what a cold build makes.
-    from sitegen.site import search
+    from sitegen.site.outputs import search
 
     records, out, fresh = tmp_path / "records", tmp_path / "site", tmp_path / "fresh"
     shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import html5lib
 
 from conftest import FIXTURE
-from sitegen.site import listings
+from sitegen.site.pages import listings
 from sitegen.site.build import build_site
 
 GPU = Path("gpus") / "nvidia-b200"
@@ -55,7 +55,7 @@ def test_long_lists_are_split_into_linked_pages(tmp_path, monkeypatch):
 
 
 def test_a_pass_with_many_cohorts_is_split_into_pages_that_record_pages_link_to(tmp_path, monkeypatch):
-    from sitegen.site import operation_page
+    from sitegen.site.pages import operation_page
 
     # Small thresholds stand in for a registry of thousands of cohorts.
     monkeypatch.setattr(operation_page, "INLINE_COHORTS", 1)

@@ -1,4 +1,4 @@
-"""Cohort rankings kept between builds (sitegen.site.rankcache): a rebuild ranks again only the
+"""Cohort rankings kept between builds (sitegen.site.engine.rankcache): a rebuild ranks again only the
 cohorts whose members changed, and gives the bytes of a full build whatever the build state
 holds; `build --full` neither opens nor changes the build state."""
 
@@ -9,7 +9,7 @@ import sqlite3
 
 from sitegen import buildstate
 from sitegen.buildstate import open_state, state_path
-from sitegen.site import rankcache
+from sitegen.site.engine import rankcache
 
 from test_incremental_build import _files
 from test_row_tokens import _build, _edit, _lock, _runs, _scale, _timed, records  # noqa: F401 (records: the fixture)

@@ -1,4 +1,4 @@
-"""Listing pages keyed by row tokens (sitegen.site.rowtokens): a rebuild makes only the rows of
+"""Listing pages keyed by row tokens (sitegen.site.engine.rowtokens): a rebuild makes only the rows of
 the groups that changed, takes the others from the previous build, and still gives the
 bytes of a full build after edits, deletions and additions."""
 
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from sitegen.cli import main
 from sitegen.buildstate import open_state, state_path
-from sitegen.site import rowtokens
+from sitegen.site.engine import rowtokens
 
 from test_incremental_build import _files
 

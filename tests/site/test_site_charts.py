@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from sitecheck import catalog_runs
-from sitegen.site import charts
+from sitegen.site.charts import svg as charts
 
 SVG = "{http://www.w3.org/2000/svg}"
 SAMPLED_RUN = "sitegen-h200-tokens2048-2026-08-20"

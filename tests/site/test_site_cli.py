@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE, SEED_RUN
 from sitecheck import catalog_runs
 from sitegen.cli import main
-from sitegen.site.marker import MARKER
+from sitegen.site.engine.marker import MARKER
 
 
 def _invoke(*args):

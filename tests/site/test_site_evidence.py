@@ -9,7 +9,7 @@ from conftest import SEED_RUN, edit_run
 from sitegen.config import load_config
 from sitegen.registry import open_registry
 from sitegen.site.build import build_site
-from sitegen.site.index import build_index
+from sitegen.site.facts.index import build_index
 
 SECOND = "sitegen-h200-tokens2048-2026-08-21"
 FIRST = "sitegen-h200-tokens2048-2026-08-20"

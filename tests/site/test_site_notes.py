@@ -11,7 +11,7 @@ from conftest import SEED_RUN
 from sitegen.cli import main
 from sitegen.registry import open_registry
 from sitegen.site.build import build_site
-from sitegen.site.notes import render_markdown
+from sitegen.site.text.markdown import render_markdown
 
 
 def test_markdown_keeps_safe_formatting():
@@ -135,14 +135,14 @@ def test_attest_needs_a_value_or_a_body(registry_copy, extra):
     ("2,048 MB", "memory", "MB", "2048 MB"), ("1,234.5 ms", "latency", "ns", "1.2345 s"),
 ])
 def test_values_are_normalized_in_the_runs_unit(text, metric, unit, stored):
-    from sitegen.site.observedvalue import normalize
+    from sitegen.site.text.observedvalue import normalize
 
     assert normalize(text, metric, unit) == stored
 
 
 def test_the_value_a_record_page_suggests_is_accepted_as_shown():
-    from sitegen.site import units
-    from sitegen.site.observedvalue import normalize
+    from sitegen.site.text import units
+    from sitegen.site.text.observedvalue import normalize
 
     for value, unit, metric, stored in ((9_110_560.0, "ns", "latency", "9.11 ms"), (2048.0, "MB", "memory", "2048 MB"),
                                         (1_500_000_000.0, "ns", "latency", "1.5 s")):
@@ -151,7 +151,7 @@ def test_the_value_a_record_page_suggests_is_accepted_as_shown():
 
 def test_a_memory_run_takes_only_its_own_unit():
     from sitegen.problems import InputError
-    from sitegen.site.observedvalue import normalize
+    from sitegen.site.text.observedvalue import normalize
 
     with pytest.raises(InputError) as err:
         normalize("12.5 ms", "memory", "MB")

@@ -80,8 +80,8 @@ def test_document_shard_lines_are_to_json_spelled_out():
     # bytes must stay those of to_json, whatever a name holds.
     from types import SimpleNamespace
 
-    from sitegen.site.catalog import _document_line
-    from sitegen.site.jsonout import to_json
+    from sitegen.site.outputs.catalog import _document_line
+    from sitegen.site.text.jsonout import to_json
 
     for name in ["plain", 'quo"te', "back\\slash", "ctl\x01\x1f\x7f", "uni\u00e9\u2028\U0001F600", "tab\tnl\n"]:
         record = SimpleNamespace(kind="BenchmarkRun", name=name, digest="sha256:" + "a" * 64)

@@ -111,7 +111,7 @@ def test_bad_markdown_files_are_one_line_problems(registry_copy, tmp_path):
 
 
 def test_a_long_sitemap_becomes_an_index_of_sitemaps_listing_every_page_once(tmp_path, monkeypatch):
-    from sitegen.site import feeds
+    from sitegen.site.outputs import feeds
 
     monkeypatch.setattr(feeds, "SITEMAP_URLS", 4)
     site = tmp_path / "site"

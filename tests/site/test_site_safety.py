@@ -9,7 +9,7 @@ import pytest
 from conftest import SEED_RUN
 from sitegen.problems import InputError
 from sitegen.site.build import build_site
-from sitegen.site.marker import MARKER
+from sitegen.site.engine.marker import MARKER
 
 
 def _snapshot(root):
@@ -186,7 +186,7 @@ def test_removing_the_old_site_never_follows_a_link_out_of_it(registry_copy, tmp
 
 
 def test_the_file_list_is_sharded_beside_a_small_marker(registry_copy, tmp_path, monkeypatch):
-    from sitegen.site import marker as site_marker
+    from sitegen.site.engine import marker as site_marker
 
     monkeypatch.setattr(site_marker, "FILES_PER_LIST", 20)
     out = tmp_path / "site"

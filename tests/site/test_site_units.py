@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.site import units
+from sitegen.site.text import units
 
 SCALE = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -35,7 +35,7 @@ def test_seed_values():
 def test_run_tables_get_one_metric_and_one_unit_per_column():
     from types import SimpleNamespace as Run
 
-    from sitegen.site.value_columns import value_columns
+    from sitegen.site.pages.value_columns import value_columns
 
     rows = [Run(metric="latency", statistic="median", unit="ns", value=950_000.0),
             Run(metric="latency", statistic="median", unit="ns", value=9_110_000.0),
@@ -53,7 +53,7 @@ def test_home_table_has_no_mixed_unit_value_column(site):
 
 
 def test_manifest_fields_read_as_words_with_units():
-    from sitegen.site import field_labels as F
+    from sitegen.site.text import field_labels as F
 
     assert (F.label("measurement.warmup.minMs"), F.value("measurement.warmup.minMs", 25.0)) == ("Warm-up · minimum time", "25 ms")
     assert (F.label("maxClocksMHz.memory"), F.value("maxClocksMHz.memory", 3201)) == ("Maximum memory clock", "3,201 MHz")

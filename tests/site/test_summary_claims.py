@@ -6,7 +6,7 @@ import json
 
 from conftest import OPERATION
 
-from sitegen.site import units
+from sitegen.site.text import units
 
 
 def test_a_workload_with_no_runner_up_is_no_win(site):
@@ -45,7 +45,7 @@ def test_equal_values_and_other_units_read_as_words_not_as_slower():
 
 
 def test_the_home_leader_is_first_alone_most_often_and_a_tie_is_named():
-    from sitegen.site.home import _most_firsts
+    from sitegen.site.pages.home import _most_firsts
 
     # Shared firsts count only after outright ones: 65 alone beats 23 alone + 78 shared.
     assert _most_firsts({"torch eager": [65, 3], "reduce-overhead": [23, 78]}) == (["torch eager"], 65, 3)

@@ -126,7 +126,7 @@ def test_in_chromium_the_marked_point_opens_the_planted_run(planted):
 
 
 def test_a_long_trend_shows_its_newest_runs_and_keeps_their_marks(planted, tmp_path, monkeypatch):
-    from sitegen.site import trends
+    from sitegen.site.charts import trends
 
     monkeypatch.setattr(trends, "TREND_POINTS", 2)
     out = tmp_path / "site"
@@ -172,8 +172,8 @@ def test_the_trend_cache_keeps_no_index_alive():
     from conftest import FIXTURE
     from sitegen.config import load_config
     from sitegen.registry import open_registry
-    from sitegen.site import trends
-    from sitegen.site.index import build_index
+    from sitegen.site.charts import trends
+    from sitegen.site.facts.index import build_index
 
     index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
     run = next(f for f in index.runs if f.name == BASE_RUN)

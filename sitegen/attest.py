@@ -1,0 +1,101 @@
+"""`sitegen attest`: a community note (an Attestation document) written into a registry.
+
+A note never changes a run's evidence; its Markdown is shown through
+sitegen.site.text.markdown like every other text people write.
+"""
+
+from __future__ import annotations
+
+from datetime import date as Date
+from pathlib import Path
+from typing import get_args
+
+from sitegen.model.run import AttestationBody
+from sitegen.problems import InputError, Problem
+
+ATTEST_KINDS: tuple[str, ...] = get_args(AttestationBody.model_fields["kind"].annotation)
+"""The kinds of note, as the model's Literal defines them (the one list to edit)."""
+ATTESTATIONS_DIR = "attestations"
+
+
+def find_run(registry, ref: str):
+    """A run by name or digest (full, or unique ``sha256:`` prefix of at least 12 hex digits)."""
+    named = registry.by_name.get(f"BenchmarkRun/{ref}")
+    if named is not None:
+        return named
+    runs = registry.of_kind("BenchmarkRun")
+    digest = ref if ref.startswith("sha256:") else f"sha256:{ref}"
+    matches = [r for r in runs if r.digest == digest]
+    if not matches and len(digest) >= len("sha256:") + 12:
+        matches = [r for r in runs if r.digest.startswith(digest)]
+    if len(matches) == 1:
+        return matches[0]
+    reason = "matches several runs; give more digits" if matches else "is no run name or digest in the registry"
+    raise InputError([Problem("RUN", "$", f"{ref!r} {reason}")])
+
+
+def _note_name(run_name: str, kind: str, day: str, taken: set[str]) -> str:
+    # Names are capped at 200 characters; the run name is cut so the suffix always fits.
+    base = f"{run_name[:150].rstrip('-._')}-{kind.replace('_', '-')}-{day}"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def attest(
+    root: Path, ref: str, *, kind: str, value: str | None, note: str | None, link: str | None,
+    author: str, day: str | None,
+) -> Path:
+    """Write an Attestation on a run into ``root/attestations/`` and refresh the lock."""
+    from sitegen.registry import open_registry
+    from sitegen.transaction import registry_transaction
+
+    # Read, decide and write under the registry's writer lock: two attests at once would
+    # otherwise both build their lock from the same old one, and one note would drop out.
+    with registry_transaction(root) as txn:
+        return _attest(txn, open_registry(root), ref, kind=kind, value=value, note=note, link=link, author=author, day=day)
+
+
+def _attest(txn, registry, ref: str, *, kind: str, value: str | None, note: str | None, link: str | None,
+            author: str, day: str | None) -> Path:
+    from sitegen.importers.registrywrite import write_lock
+    from sitegen.layout import render
+    from sitegen.loader import validate_document
+    from sitegen.model import API_VERSION
+    from sitegen.registry import lock_key
+
+    from sitegen.site.facts.index import primary
+    from sitegen.site.text.observedvalue import normalize
+
+    if value is None and not (note and note.strip()):
+        raise InputError([Problem("--note", "$", "a note needs --value or --note: with neither it says nothing")])
+    root = txn.root
+    run = find_run(registry, ref)
+    if value is not None:
+        statistic = registry.by_digest[run.model.spec.protocolDigest].model.spec.measurement.primaryStatistic
+        metric, _, _, unit = primary(run.model, statistic) or (None, None, None, None)
+        value = normalize(value, metric, unit)
+    day = day or Date.today().isoformat()
+    taken = {r.name for r in registry.of_kind("Attestation")}
+    name = _note_name(run.name, kind, day, taken)
+    spec = {"run": run.digest, "kind": kind, "author": author, "date": day}
+    for key, item in (("value", value), ("body", note), ("link", link)):
+        if item is not None:
+            spec[key] = item
+    document = {
+        "apiVersion": API_VERSION, "kind": "Attestation",
+        "metadata": {"name": name, "title": f"{kind.replace('_', ' ')} · {run.name}"},
+        "spec": spec,
+    }
+    path = root / ATTESTATIONS_DIR / f"{name}.json"
+    record = validate_document(document, str(path))
+    same = registry.by_digest.get(record.digest)
+    if same is not None:
+        raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
+    txn.write(f"{ATTESTATIONS_DIR}/{name}.json", render(document), new=True)
+    # open_registry matched every document against the lock (or there was none), so the new
+    # lock is the registry's records plus this note: no second load of the whole registry.
+    locked = {lock_key(r): r.digest for r in registry.records}
+    write_lock(txn, {**locked, lock_key(record): record.digest})
+    return path

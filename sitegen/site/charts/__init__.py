@@ -1,0 +1,1 @@
+"""Sweep, history and sample charts as inline SVG, with the tables beside them."""

@@ -1,0 +1,2 @@
+"""What makes a build incremental and puts the site in place: the fingerprint, the keys of
+unchanged pages, the output folders and their swap."""

@@ -1,0 +1,177 @@
+"""Evidence levels and rerun verdicts, derived from the records; never declared.
+
+Levels, from weakest: Reported (a source published it), Reproducible (everything needed
+to rerun it is published), Verified (a controlled `sitegen rerun` passed its gates),
+Replicated (two Verified runs on different GPUs agree). A run gets the highest level whose
+conditions it meets. Attestations never enter here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+
+from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, protocol_document
+from sitegen.signing import check_run
+from sitegen.site.facts.runfacts import RunFacts
+from sitegen.site.facts.trustedcode import UNREVIEWED, trusted_code
+from sitegen.verdict import Verdict, judge
+
+LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
+
+# Which integrity check each protocol field promises.
+CHECK_OF_FIELD = {
+    "roofline": "roofline", "repeatedInputMaxSpeedup": "repeated_input", "throttleCheck": "throttle",
+    "exclusiveGpu": "exclusive_gpu", "timedOutputCheck": "timed_output",
+}
+
+
+def agreement(facts: RunFacts) -> float:
+    """Relative tolerance within which two medians agree (protocol.integrity.agreement)."""
+    integrity = facts.protocol.model.spec.integrity
+    if integrity is not None and integrity.agreement is not None:
+        return integrity.agreement
+    return AGREEMENT
+
+
+def _promised(spec) -> tuple[str, ...]:
+    integrity = spec.integrity.model_dump() if spec.integrity else {}
+    checks = [check for field, check in CHECK_OF_FIELD.items() if integrity.get(field)]
+    if spec.measurement.hostTimedCrossCheck:
+        checks.append("host_timed")
+    return tuple(sorted(checks))
+
+
+@cache
+def _own_checks() -> tuple[str, ...]:
+    """The checks sitegen's own controlled protocol promises: asked of a rerun under a protocol that promises none."""
+    from sitegen.model import BenchmarkProtocol
+    from sitegen.operations.jsd import JSD
+
+    # The checks a protocol promises are the same for every operation; JSD's document states them.
+    return _promised(BenchmarkProtocol.model_validate(protocol_document(
+        JSD(), version=None, commit=None, repository=None, interpret=False)).spec)
+
+
+def required_checks(facts: RunFacts) -> tuple[str, ...]:
+    """The integrity checks a Verified run of this protocol must show: those its protocol promises.
+
+    A --like rerun cites a published protocol (Liger's do_bench) that promises no checks;
+    it is held to the checks of sitegen's own protocol, so citing another protocol never
+    makes Verified cheaper.
+    """
+    spec = facts.protocol.model.spec
+    return _promised(spec) if spec.integrity is not None else _own_checks()
+
+
+def _has_samples(facts: RunFacts) -> bool:
+    timing = facts.run.spec.timing
+    return bool(timing and timing.samplesNs)
+
+
+def reproducible(facts: RunFacts) -> bool:
+    """Code revision, concrete tensors, driver and framework, and raw samples published."""
+    revision = facts.implementation.model.spec.projectRevision
+    software = facts.environment.model.spec.software
+    return bool(
+        (revision.commit or revision.version)
+        and facts.workload.model.spec.tensors
+        and software.driver and software.framework
+        and _has_samples(facts)
+    )
+
+
+def controlled(facts: RunFacts) -> bool:
+    """Measured by `sitegen rerun`: under its own protocol, or under a cited one with --like.
+
+    The harness stays named as the protocol names it (a --like rerun of Liger's do_bench
+    record times with do_bench); the integrity checks and the command say sitegen ran it.
+    """
+    evidence = facts.run.spec.evidence
+    if evidence is None or not evidence.integrity:
+        return False
+    return facts.harness == HARNESS or (evidence.command or "").startswith("sitegen rerun")
+
+
+def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None = None) -> tuple[bool, str | None]:
+    """(Verified?, why not, when only a missing check, its signature or unreviewed code stands in the way).
+
+    A controlled rerun that passed correctness and every integrity check its protocol
+    requires, with raw samples and the GPU's UUID, signed by a key of ``trust``
+    (sitegen.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
+    registry ``reviewed`` (sitegen.config.ReviewedCode; sitegen.site.facts.trustedcode). Its stated
+    figures follow from its samples already: validation refuses any other (sitegen.figures).
+    """
+    spec = facts.run.spec
+    evidence = spec.evidence
+    correctness = spec.correctness
+    if not (
+        controlled(facts)
+        and spec.status == "passed"
+        and not evidence.dryRun
+        and all(check.passed for check in evidence.integrity)
+        and correctness is not None and correctness.status == "passed"
+        and correctness.cases and all(case.passed for case in correctness.cases)
+        and _has_samples(facts)
+        and evidence.instance is not None and evidence.instance.gpuUuid
+    ):
+        return False, None
+    ran = {check.name for check in evidence.integrity}
+    missing = [check for check in required_checks(facts) if check not in ran]
+    if missing:
+        family = facts.protocol.model.spec.comparability.family
+        plural = len(missing) > 1
+        why = "not recorded" if family == FAMILY else f"not run under the {family} protocol"
+        return False, f"not Verified: the {', '.join(missing)} check{'s' if plural else ''} {'were' if plural else 'was'} {why}"
+    referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
+    facts.signature = check_run(facts.record, referenced, trust or [])
+    if not facts.signature.valid:
+        return False, f"not Verified: {facts.signature.reason()}; Verified needs a valid signature by a key this registry trusts"
+    if not trusted_code(facts, reviewed or []):
+        return False, UNREVIEWED
+    return True, None
+
+
+def _agree(a: float, b: float, tolerance: float) -> bool:
+    # Relative to the smaller value, so the test is symmetric and the stricter of the two.
+    low = min(a, b)
+    return low > 0 and abs(a - b) / low <= tolerance
+
+
+def assign_levels(runs: list[RunFacts], trust: list | None = None, reviewed: list | None = None) -> None:
+    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.signing);
+    ``reviewed``: the outside code it vouches for (sitegen.config.ReviewedCode)."""
+    verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
+    for facts in runs:
+        ok, reason = verified(facts, trust, reviewed)
+        facts.level_reason = reason
+        if ok:
+            facts.level = "Verified"
+            if facts.cohort:
+                verified_groups[(facts.cohort, facts.run.spec.implementationDigest)].append(facts)
+        elif reproducible(facts):
+            facts.level = "Reproducible"
+        else:
+            facts.level = "Reported"
+    for group in verified_groups.values():
+        # Groups are one implementation in one cohort: a handful of runs, so pairs are cheap.
+        for facts in group:
+            uuid = facts.run.spec.evidence.instance.gpuUuid
+            if any(
+                other.run.spec.evidence.instance.gpuUuid != uuid
+                and _agree(facts.value, other.value, agreement(facts))
+                for other in group
+            ):
+                facts.level = "Replicated"
+
+
+def verdict(rerun: RunFacts, original: RunFacts) -> Verdict:
+    """The --like verdict of a rerun in this registry against the run it re-measures.
+
+    Within the original's agreement, as --like judges it: the claim under test is the original's.
+    """
+    return judge(
+        rerun_product=rerun.product, original_product=original.product,
+        rerun_value=rerun.value, original_value=original.value, tolerance=agreement(original),
+        rerun_metric=f"{rerun.metric} ({rerun.unit})", original_metric=f"{original.metric} ({original.unit})",
+    )

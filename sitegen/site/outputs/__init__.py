@@ -1,0 +1,1 @@
+"""The files beside the pages: catalog, CSV downloads, feeds, badges, search index, sitemap."""

@@ -1,0 +1,79 @@
+"""README badges: one SVG per implementation × operation × GPU, showing its best rank.
+
+The rank is read from the index's run facts (``RunFacts.rank`` and ``cohort``), the same
+data the operation pages rank by, so a change to the ranking rules reaches the badges too.
+The full pass leads (it is the headline ranking of training operations), then the best
+rank, then dtype and workload for a stable choice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from sitegen.site.text.xmltext import attr as quoteattr
+from sitegen.site.text.xmltext import text as escape
+
+from sitegen.site.text import labels as L
+from sitegen.site.pages.operation_page import cohort_href
+from sitegen.site.facts.index import Index, RunFacts
+
+LABEL = "sitegen"
+_CHAR_PX = 6.6  # average advance of an 11 px sans-serif glyph; badges are estimates, as shields.io's are
+
+
+@dataclass(frozen=True)
+class Badge:
+    path: str
+    text: str
+    cohort_url: str
+
+
+def badge_path(implementation: str, operation: str, gpu_slug: str) -> str:
+    return f"badges/{implementation}/{operation}/{gpu_slug}.svg"
+
+
+def _gpu_short(product: str) -> str:
+    return product.removeprefix("NVIDIA ").removeprefix("GeForce ").strip() or product
+
+
+def _choice(facts: RunFacts) -> tuple:
+    axes = tuple(str(v) for v in facts.workload.model.spec.axes.values())
+    return (facts.timed_pass != "full", facts.rank, L.dtype_label(facts.workload) or "", axes, facts.cohort)
+
+
+def badges(index: Index) -> list[Badge]:
+    best: dict[tuple[str, str, str], RunFacts] = {}
+    grouped: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
+    for f in index.runs:
+        # Representatives only: a badge states its implementation's rank, never a second run's.
+        if f.holds_rank:
+            grouped[(f.implementation.name, f.operation.name, f.gpu_slug)].append(f)
+    for key, runs in grouped.items():
+        # _choice's labels only for the runs that tie on its first fields: the same minimum,
+        # without formatting a dtype and axes for each of 60,000 runs.
+        lead = min((f.timed_pass != "full", f.rank) for f in runs)
+        best[key] = min((f for f in runs if (f.timed_pass != "full", f.rank) == lead), key=_choice)
+    base = index.config.site.base_url if index.config.site.base_url.endswith("/") else index.config.site.base_url + "/"
+    out = []
+    for (impl, op, slug), f in sorted(best.items()):
+        dtype = L.dtype_label(f.workload)
+        text = " · ".join([op, _gpu_short(f.product), f"#{f.rank_label.lstrip('#')} {f.timed_pass}" + (f" {dtype}" if dtype else "")])
+        url = base + cohort_href(f, index)
+        out.append(Badge(badge_path(impl, op, slug), text, url))
+    return out
+
+
+def badge_svg(badge: Badge) -> bytes:
+    left = round(len(LABEL) * _CHAR_PX + 12)
+    right = round(len(badge.text) * _CHAR_PX + 12)
+    width = left + right
+    title = f"{LABEL} · {badge.text}"
+    return "".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" aria-label={quoteattr(title)}>',
+        f"<title>{escape(title)}</title>",
+        f"<a href={quoteattr(badge.cohort_url)}>",
+        f'<rect width="{left}" height="20" fill="#555"/><rect x="{left}" width="{right}" height="20" fill="#0072b2"/>',
+        '<g fill="#fff" font-family="Verdana, DejaVu Sans, sans-serif" font-size="11">',
+        f'<text x="6" y="14">{LABEL}</text><text x="{left + 6}" y="14">{escape(badge.text)}</text>',
+        "</g></a></svg>\n",
+    ]).encode()

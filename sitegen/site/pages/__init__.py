@@ -1,0 +1,1 @@
+"""Page models: what each page shows, as plain data, before any template."""

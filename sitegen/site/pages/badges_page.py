@@ -1,0 +1,93 @@
+"""The badges pages: every README badge with the Markdown and HTML that embed it.
+
+The SVGs themselves are sitegen.site.outputs.badges. Each implementation holding a rank gets a
+page beside its SVGs (badges/<implementation>/), linked from its implementation page;
+badges/index.html lists those pages, listings.PAGE_ITEMS a page, since the bundled registry's
+KernelBench data alone has over a thousand implementations (one page of every badge was
+13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
+someone else's README, never beside these pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sitegen.site.text import labels as L
+from sitegen.site.text import xmltext
+from sitegen.site.outputs.badges import LABEL, Badge
+from sitegen.site.facts.index import Index
+from sitegen.site.text.labels import Link
+from sitegen.site.pages.listings import Pager, item_pages
+
+
+@dataclass(frozen=True)
+class BadgeEntry:
+    image: str
+    """The SVG's site path."""
+    text: str
+    """What the badge says (operation, GPU, rank, pass, dtype)."""
+    markdown: str
+    html: str
+
+
+@dataclass(frozen=True)
+class BadgeCount:
+    implementation: Link
+    """The implementation's badges page."""
+    count: int
+
+
+@dataclass(frozen=True)
+class BadgesPage:
+    path: str
+    title: str
+    implementation: Link | None
+    """On an implementation's badges page: its implementation page."""
+    badges: list[BadgeEntry]
+    listed: list[BadgeCount]
+    """On the index: the implementations with badges, this page's share of them."""
+    pager: Pager | None = None
+
+
+def _attr(value: str) -> str:
+    # Escaped for the snippet's own attribute; the page escapes the whole snippet again to show it.
+    return xmltext.text(value, quotes=True)
+
+
+def _entry(badge: Badge, base: str) -> BadgeEntry:
+    image = base + badge.path
+    alt = f"{LABEL}: {badge.text}"
+    markdown = f"[![{alt.replace(']', '')}]({image})]({badge.cohort_url})"
+    html = f'<a href="{_attr(badge.cohort_url)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
+    return BadgeEntry(badge.path, badge.text, markdown, html)
+
+
+def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
+    by_implementation: dict[str, list[Badge]] = {}
+    for badge in made:
+        by_implementation.setdefault(badge.path.split("/")[1], []).append(badge)
+    return by_implementation
+
+
+def _titles(index: Index, names) -> dict[str, str]:
+    # By lock key, not a map of every implementation: one page asks for one name, 1,600 times a build.
+    records = {name: index.registry.named("ImplementationRevision", name) for name in names}
+    return {name: name if record is None else f"{L.implementation_label(record)} ({name})" for name, record in records.items()}
+
+
+def badges_index(index: Index, by_implementation: dict[str, list[Badge]]) -> list[BadgesPage]:
+    """The index of implementations with badges, paged."""
+    names = sorted(by_implementation)
+    titles = _titles(index, names)
+    listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n])) for n in names]
+    return [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
+            for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
+
+
+def implementation_badges_page(index: Index, name: str, made: list[Badge]) -> BadgesPage:
+    """One implementation's badges page: its badges (``made``) with their snippets."""
+    base = str(index.config.site.base_url)
+    base = base if base.endswith("/") else base + "/"
+    title = _titles(index, [name])[name]
+    return BadgesPage(L.badges_link(name), f"Badges of {title}", Link(title, L.implementation_path(name)),
+                      [_entry(b, base) for b in made], [])

@@ -1,0 +1,1 @@
+"""`sitegen serve`: rebuild on change, serve the site over HTTP on loopback."""

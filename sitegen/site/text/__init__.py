@@ -1,0 +1,1 @@
+"""How values, units, labels and escaped text are written on every page and file."""
