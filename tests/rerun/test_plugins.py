@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -84,10 +85,15 @@ def test_the_cli_refuses_an_axis_the_operation_lacks(tmp_path):
 def test_the_example_package_installs_and_reruns_through_its_entry_point(tmp_path):
     needs_rerun_stack()
     venv = tmp_path / "venv"
-    # --without-pip: pip and setuptools come from the test environment (the venv's own bundled
-    # setuptools could not build a wheel offline).
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    # --without-pip, and a .pth naming the test environment's site-packages: pip, setuptools and
+    # sitegen's dependencies come from there (the venv's bundled setuptools cannot build a wheel
+    # offline, and --system-site-packages would show the base interpreter's, which may be older).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    ours = dict.fromkeys((sysconfig.get_path("purelib"), sysconfig.get_path("platlib")))
+    Path(own, "test-environment.pth").write_text("".join(f"{p}\n" for p in ours))
     # sitegen and the example as a user installs them, with pip and no network, each from a copy
     # (an install writes build metadata beside the sources).
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
