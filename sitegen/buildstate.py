@@ -26,6 +26,10 @@ Tables, each with the trust rule of what it holds:
   (sitegen.site.engine.explain), which uses it only for the site built from those very inputs.
 - file_stats: each registry file's stat and the sha256 of the bytes it had under that stat
   (sitegen.filestats), so an unchanged file is not read to fingerprint a build.
+- site_dirs: each folder of a built site (the live site and its standby, each known by its
+  root folder's device and inode) with its stat and a digest of its entries as sitegen left
+  them (sitegen.site.engine.sitedirs), so that a build learns that nobody added, removed or
+  replaced a file in the site by a stat of each folder instead of a walk of every file.
 
 The page keys and group keys that decide which files of a site are linked unchanged stay
 in the site's own marker (sitegen.site.engine.marker): they describe the files of that very
@@ -48,7 +52,7 @@ from pathlib import Path
 
 from sitegen.codeversion import code_version
 
-FORMAT = 3
+FORMAT = 4
 _SCHEMA = """
 CREATE TABLE summaries(folder TEXT PRIMARY KEY, files TEXT NOT NULL);
 CREATE TABLE documents(folder TEXT PRIMARY KEY, code TEXT NOT NULL, checksum TEXT NOT NULL, payload BLOB NOT NULL);
@@ -56,6 +60,7 @@ CREATE TABLE rankings(cohort TEXT PRIMARY KEY, outcome TEXT NOT NULL);
 CREATE TABLE row_tokens(grp TEXT NOT NULL, run TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY (grp, run));
 CREATE TABLE explained(site TEXT PRIMARY KEY, state TEXT NOT NULL);
 CREATE TABLE file_stats(path TEXT PRIMARY KEY, stat TEXT NOT NULL, sha256 TEXT NOT NULL);
+CREATE TABLE site_dirs(folder TEXT NOT NULL, dir TEXT NOT NULL, mtime INTEGER NOT NULL, ctime INTEGER NOT NULL, names TEXT NOT NULL, PRIMARY KEY (folder, dir)) WITHOUT ROWID;
 """
 _DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _MODEL_MODULES = "sitegen.model."
@@ -312,6 +317,30 @@ class BuildState:
             return
         self._write([("INSERT OR REPLACE INTO file_stats VALUES (?, ?, ?)", [(p, k, s) for p, (k, s) in changed.items()]),
                      ("DELETE FROM file_stats WHERE path = ?", [(p,) for p in gone])])
+
+
+    # site_dirs: the site's folders, for the build's check that a site is as sitegen left it
+
+    def site_dirs(self, folder: str, only=None) -> dict[str, tuple[int, int, str]]:
+        """Folder of the site ``folder`` (relative, "" for its root) → (mtime_ns, ctime_ns, digest of its entries);
+        ``only``: just those folders."""
+        if only is None:
+            rows = self._rows("SELECT dir, mtime, ctime, names FROM site_dirs WHERE folder = ?", folder)
+        else:
+            rows = [row for d in sorted(only) for row in
+                    self._rows("SELECT dir, mtime, ctime, names FROM site_dirs WHERE folder = ? AND dir = ?", folder, d)]
+        return {d: (m, c, n) for d, m, c, n in rows if isinstance(d, str) and isinstance(n, str)}
+
+    def put_site_dirs(self, folder: str, changed: dict[str, tuple[int, int, str]], gone=(), *, replace: bool = False) -> None:
+        """Store the ``changed`` folders of site ``folder``, forget those ``gone``; ``replace``: forget all others first."""
+        self._write([
+            *([("DELETE FROM site_dirs WHERE folder = ?", (folder,))] if replace else []),
+            ("DELETE FROM site_dirs WHERE folder = ? AND dir = ?", [(folder, d) for d in gone]),
+            ("INSERT OR REPLACE INTO site_dirs VALUES (?, ?, ?, ?, ?)", [(folder, d, m, c, n) for d, (m, c, n) in changed.items()]),
+        ])
+
+    def forget_site(self, folder: str) -> None:
+        self._write([("DELETE FROM site_dirs WHERE folder = ?", (folder,))])
 
 
 def open_state(root: Path | None) -> BuildState:

@@ -44,11 +44,17 @@ from sitegen.site.engine.rankcache import Rankings
 from sitegen.site.engine.rendermemo import RenderMemo
 from sitegen.site.engine.rowtokens import RowTokens
 from sitegen.site.facts.roofline import floor_ns
-from sitegen.site.engine.reuse import group_keys, link_unchanged_operation, link_unchanged_run
+from sitegen.site.engine.reuse import group_keys, group_of
+from sitegen.site.engine.marker import SiteFolder
+from sitegen.site.engine.standby import discard as discard_standby
+from sitegen.site.engine.standby import find_standby, forget_all
+from sitegen.site.engine.standby import keep as keep_standby
+from sitegen.site.engine.standby import make as make_standby
+from sitegen.site.engine.swap import remove_own
 from sitegen.site.outputs.search import index_site, page_operation
 from sitegen.site.engine.workers import render_in_workers
-from sitegen.site.engine.uptodate import BuildResult, Checked, check, unchanged
-from sitegen.site.engine.write import SiteWriter
+from sitegen.site.engine.uptodate import BuildResult, Checked, check, unchanged, verify_live
+from sitegen.site.engine.write import SiteWriter, StandbyChanged
 
 
 SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
@@ -154,12 +160,26 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
                         unlocked=unlocked, full=full, trust=trust, explain=explain)
     if checked.previous is not None:
         return unchanged(checked)
-    out, listed, inputs, state, asked, before = (checked.out, checked.listed, checked.inputs, checked.state,
-                                                 checked.asked, checked.before)
+    options = dict(progress=progress, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search,
+                   unlocked=unlocked, jobs=jobs, full=full)
+    try:
+        try:
+            return _build(records, checked, **options)
+        except StandbyChanged as changed:
+            # Someone changed the standby where this build would have written: it is removed, and
+            # the site is built again into a new folder, as without one.
+            discard_standby(changed.args[0], SiteFolder.read(changed.args[0]), checked.state)
+            return _build(records, checked, **options, use_standby=False)
+    finally:
+        checked.release()
+
+
+def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exclude_dry_runs, search, unlocked, jobs,
+           full, use_standby: bool = True) -> BuildResult:
+    out, live, inputs, state, asked, before = (checked.out, checked.live, checked.inputs, checked.state,
+                                               checked.asked, checked.before)
     trusted, reviewed = checked.trusted, checked.reviewed
-    # The file list and fingerprint are let go below as soon as they are used: not kept alive here.
-    checked.listed = checked.inputs = None
-    with _long_lived_heap() as settle, _rows_released(), state:
+    with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
         registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)
@@ -180,40 +200,76 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         by_operation = implementations_by_operation(index)
         keys, site_key, own = group_keys(index, records, inputs, by_operation[0])
         # Kept for the next build's --explain, which names the files whose digests changed.
-        digest, files, inputs = inputs.digest, inputs.files, None
-        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, listed=listed)
+        digest, files = inputs.digest, inputs.files
+        # The site in --out must hold only sitegen's files before it becomes the standby; the
+        # standby is used only when it is as the build that wrote it left it.
+        listed = verify_live(out, live, state, checked.intact) if live is not None else None
+        standby = find_standby(out, state) if state.usable and use_standby else forget_all(out, state)
+        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, live=live, standby=standby)
         previous_state = E.load_state(state, out, writer.previous_inputs) if asked else {}
-        listed = None
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
         try:
             memo = RenderMemo(site_key, writer.previous_page_keys)
             writer.page_keys = memo.keys
             tokens = RowTokens(state, keys)
+            taken = _take_unchanged(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation),
-                jobs, progress,
+                lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation, taken),
+                jobs, progress, todo=[f for f in index.runs if f.operation.name not in taken],
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
             if search:
                 progress.stage("search index")
-                index_site(writer.tmp, writer, page_operation(index))
+                index_site(writer, page_operation(index))
             progress.stage("writing files")
-            writer.commit()
+            replaced = writer.commit(state if state.usable else None)
         except OSError as exc:
             writer.abort()
             raise writer.problem(exc) from None
         except BaseException:
             writer.abort()
             raise
+        _keep_a_standby(out, live, replaced, writer, listed, state)
         tokens.save()
         rankings.save()
         E.save_state(state, out, digest, site_key, files)
         explained = E.explain(asked, before, E.inodes(out, asked), E.Decisions(
             site_key, keys, writer.previous_groups, own, files, previous_state, writer.page_keys,
             writer.previous_page_keys, _operation_of_page(index, writer))) if asked else []
-    return BuildResult(out, len(index.runs), len(writer.files), heap=index, explained=explained)
+    return BuildResult(out, len(index.runs), len(writer.all_files()), heap=index, explained=explained)
+
+
+def _keep_a_standby(out: Path, live, replaced: Path | None, writer: SiteWriter, listed, state) -> None:
+    """After the swap: the site replaced becomes the standby, else one is made, so the next build is an update.
+
+    Without a build state (--full, or a cache folder that cannot be written) there is none: a
+    standby is used only where its folders were recorded."""
+    if writer.standby is not None:
+        return  # the standby, brought up to date and swapped in, now holds the site it replaced
+    if writer.discarded is not None:
+        discard_standby(writer.discarded, SiteFolder.read(writer.discarded), state)
+    if replaced is not None:
+        if state.usable and live is not None and live.format >= 3:
+            keep_standby(replaced, out)
+            return
+        remove_own(replaced, listed if listed is not None else set(live.files() or ()) if live is not None else set())
+    if state.usable:
+        make_standby(out, writer.all_files(), state)
+
+
+def _take_unchanged(index: Index, writer: SiteWriter, keys: dict[str, str]) -> dict[str, list[str]]:
+    """Operation → its own pages, for every operation whose pages were made under the key it has now, in the
+    standby (taken with no system call) or the live site (linked): their run pages are not made again."""
+    taken = {}
+    for operation in index.operations:
+        group = group_of(keys, operation.name)
+        if group is not None:
+            own = writer.take_unit(operation.name, group, keys[group])
+            if own is not None:
+                taken[operation.name] = own
+    return taken
 
 
 def _operation_of_page(index: Index, writer: SiteWriter) -> dict[str, str]:
@@ -230,61 +286,69 @@ def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, 
 
 def _write_run_pages(index: Index, renderer: Renderer, writer: SiteWriter, runs, advance) -> None:
     for facts in runs:
-        if link_unchanged_run(writer, facts):
-            advance()
-            continue
         page = record_page(facts, index)
-        writer.add(page.path, renderer.render("record.html", page))
-        writer.add(twin(page.path), (page.manifest + "\n").encode())
-        samples = samples_document(facts)
-        if samples is not None:
-            writer.add(samples_path(facts.name), to_json(samples))
+        with writer.within(facts.operation.name):
+            writer.add(page.path, renderer.render("record.html", page))
+            writer.add(twin(page.path), (page.manifest + "\n").encode())
+            samples = samples_document(facts)
+            if samples is not None:
+                writer.add(samples_path(facts.name), to_json(samples))
         advance()
 
 
 def _write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, content: Content,
-                       progress: Progress, by_operation: tuple[dict[str, list], list]) -> None:
+                       progress: Progress, by_operation: tuple[dict[str, list], list], taken: dict[str, list[str]]) -> None:
     progress.stage("operation, listing and home pages")
     own, others = by_operation
     made = badges_by_implementation(badges(index))
     badged: set[str] = set()  # implementations whose badges went with their operation's pages
     for operation in index.operations:
-        if link_unchanged_operation(writer, operation.name):
-            memo.carry(writer.group_files[operation.name])
+        if operation.name in taken:
+            writer.group_files[operation.name] = taken[operation.name]
+            memo.carry(taken[operation.name], writer.taken_from[operation.name].page_keys)
             badged.update(r.name for r in own.get(operation.name, []))
             continue
-        # Everything that depends on this operation's group alone, listed for the next build to reuse.
-        before = len(writer.files)
-        runs = index.runs_of_operation.get(operation.name, [])
-        # The same for each of the operation's pages (up to a thousand at 60,000 runs).
-        description, feed, where = content.descriptions.get(operation.name), operation_feed_path(operation.name), operation_where(operation.name, runs)
-        for page, shown in operation_pages_with_runs(operation, index):
-            writer.add(page.path, renderer.render(
-                "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)),
-                description=description, feed=feed, where=where))
-            writer.add(twin(page.path), to_json(page))
-            for path, data in cohort_tables(page.path, shown):
-                writer.add(path, data)
-        writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
-                                   page=L.operation_path(operation.name), updated=operation_date(index, runs)))
-        if runs:
-            writer.add(run_shard_path(operation.name), run_shard(runs))
-            writer.add(operation_csv_path(operation.name), table(runs))
-        # The comparisons its cohort tables link go with the operation's group: its runs decide them.
-        for ahead, behind in cohort_pairs(index, operation.name):
-            compared = compare_page(ahead, behind)
-            writer.add(compared.path, renderer.render("compare.html", compared))
-            writer.add(twin(compared.path), to_json(compared))
-        for record in own.get(operation.name, []):
-            _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
-            if record.name in made:
-                write_implementation_badges(index, renderer, writer, record.name, made[record.name])
-            badged.add(record.name)
-        writer.group_files[operation.name] = writer.files[before:]
+        with writer.within(operation.name):
+            _write_operation_pages(index, renderer, writer, memo, tokens, content, operation, own, made, badged)
+        writer.group_files[operation.name] = [f for f in writer.units.get(operation.name, {}) if not f.startswith("runs/")]
     _write_list_pages(renderer, writer, memo, tokens, implementation_index(index))
     for record in others:
         _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
     _write_list_pages(renderer, writer, memo, tokens, gpu_pages(index, unmade))
+    _write_site_pages(index, renderer, writer, content, made, badged)
+
+
+def _write_operation_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens,
+                           content: Content, operation, own, made, badged: set[str]) -> None:
+    """Everything that depends on this operation's group alone: the next build takes it whole while its key holds."""
+    runs = index.runs_of_operation.get(operation.name, [])
+    # The same for each of the operation's pages (up to a thousand at 60,000 runs).
+    description, feed, where = content.descriptions.get(operation.name), operation_feed_path(operation.name), operation_where(operation.name, runs)
+    for page, shown in operation_pages_with_runs(operation, index):
+        writer.add(page.path, renderer.render(
+            "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)),
+            description=description, feed=feed, where=where))
+        writer.add(twin(page.path), to_json(page))
+        for path, data in cohort_tables(page.path, shown):
+            writer.add(path, data)
+    writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
+                               page=L.operation_path(operation.name), updated=operation_date(index, runs)))
+    if runs:
+        writer.add(run_shard_path(operation.name), run_shard(runs))
+        writer.add(operation_csv_path(operation.name), table(runs))
+    # The comparisons its cohort tables link go with the operation's group: its runs decide them.
+    for ahead, behind in cohort_pairs(index, operation.name):
+        compared = compare_page(ahead, behind)
+        writer.add(compared.path, renderer.render("compare.html", compared))
+        writer.add(twin(compared.path), to_json(compared))
+    for record in own.get(operation.name, []):
+        _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+        if record.name in made:
+            write_implementation_badges(index, renderer, writer, record.name, made[record.name])
+        badged.add(record.name)
+
+
+def _write_site_pages(index: Index, renderer: Renderer, writer: SiteWriter, content: Content, made, badged: set[str]) -> None:
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))

@@ -21,6 +21,8 @@ from typing import Callable
 
 from click.testing import CliRunner
 
+from besides import beside
+
 from sitegen.cli import main
 
 HERE = Path(__file__).resolve().parent
@@ -233,7 +235,10 @@ def build_trials(tmp: Path, samples: int) -> list[Trial]:
             trials.append(Trial("build", point, False, "--out holds neither the old nor the new site"))
             continue
         again = CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(out)])
-        leftovers = sorted(p.name for p in work.iterdir() if p.name != "site")
-        ok = again.exit_code == 0 and snapshot(out) == new and not leftovers
-        trials.append(Trial("build", point, ok, "" if ok else f"rebuild exit {again.exit_code}, leftovers {leftovers}"))
+        leftovers = [n for n in beside(work) if n not in ("site", ".site.standby-*")]
+        rebuilt = snapshot(out)
+        ok = again.exit_code == 0 and rebuilt == new and not leftovers
+        differ = sorted(k for k in set(rebuilt) | set(new) if rebuilt.get(k) != new.get(k))[:3]
+        trials.append(Trial("build", point, ok, "" if ok else f"rebuild exit {again.exit_code}, leftovers {leftovers}, "
+                            f"differs from the new site in {differ}: {again.output[-300:]}"))
     return trials

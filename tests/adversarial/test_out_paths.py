@@ -7,6 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from besides import beside
 from hostile import registry
 from sitegen.cli import main
 
@@ -30,7 +31,8 @@ def test_out_dot_in_an_empty_folder_is_that_folder(tmp_path, monkeypatch):
     first = _build(records, ".")
     assert first.exit_code == 0, first.output
     assert _files(by_dot) == _files(by_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["by-dot", "by-path", "records"]  # nothing made beside it
+    # Nothing made beside either but its standby (the copy the next build brings up to date).
+    assert beside(tmp_path) == [".by-dot.standby-*", ".by-path.standby-*", "by-dot", "by-path", "records"]
     # Built by sitegen now: a second build knows it, as it would by path. The site was swapped in
     # under the folder's name, so the folder this process stood in is the old one: enter it again,
     # as `cd .` does in a shell.
@@ -50,4 +52,4 @@ def test_a_build_refused_over_a_planted_link_leaves_no_staging_folder(tmp_path):
             'title = "sitegen registry"', f'title = "{title}"').replace('title = "changed once"', f'title = "{title}"'))
         result = _build(records, str(site))
         assert result.exit_code == 1 and "site/linked: $: not written by sitegen" in result.output
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "records", "site"]
+        assert beside(tmp_path) == [".site.standby-*", "elsewhere", "records", "site"]

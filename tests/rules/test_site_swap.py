@@ -3,8 +3,10 @@
 - On Linux the new site is swapped with the old one in one renameat2(RENAME_EXCHANGE): swap_in
   takes that path, and `--out` names the old site or the new one at every instant.
 - Where the exchange is missing (or the file system refuses it), two renames do it.
-- Only files the old site's marker lists are deleted with it; a file sitegen did not write, or
-  one reached through a link, is left alone.
+- The old site is handed back to the caller, not deleted: the build keeps it as the standby
+  (sitegen.site.engine.standby) or removes it. Only files a marker lists are ever deleted; a file
+  sitegen did not write, or one reached through a link, is left alone.
+- A site holding a file sitegen did not write is refused before anything is staged or swapped.
 - The next build removes every `.X.building-*`, `.X.previous-*` and `.X.starting-*` folder no
   running build holds, and puts back a site lost between the two renames.
 - Every folder of a site is rwxr-xr-x whatever the umask.
@@ -55,11 +57,12 @@ def test_on_linux_swap_in_exchanges_the_sites_in_one_call(tmp_path, monkeypatch)
 
     monkeypatch.setattr(swap, "exchange", exchange)
     monkeypatch.setattr(os, "rename", lambda *a: pytest.fail(f"renamed {a} instead of exchanging"))
-    swap.swap_in(staged, out)
+    kept = swap.swap_in(staged, out)
     assert calls == [(staged, out)]
     assert _tree(out) == {"index.html": "new"}
-    assert not staged.exists()  # the previous site, exchanged into staged, is removed
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    # The previous site, exchanged into staged, is handed back whole.
+    assert kept == staged and _tree(staged) == {"index.html": "old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-x", "site"]
 
 
 @LINUX
@@ -107,9 +110,10 @@ def test_two_renames_replace_the_site_where_the_exchange_is_missing(tmp_path, mo
     out = _site(tmp_path / "site", {"index.html": "old", "gone.html": "old"})
     staged = _site(tmp_path / ".site.building-x", {"index.html": "new"})
     monkeypatch.setattr(swap, "exchange", lambda a, b: False)
-    swap.swap_in(staged, out)
+    kept = swap.swap_in(staged, out)
     assert _tree(out) == {"index.html": "new"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert kept == staged and _tree(staged) == {"index.html": "old", "gone.html": "old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.building-x", "site"]
 
 
 def test_a_new_output_is_the_staged_site_renamed(tmp_path, monkeypatch):
@@ -296,7 +300,7 @@ def test_in_the_two_rename_gap_the_old_site_sits_beside_the_output_as_previous(t
 
     monkeypatch.setattr(os, "rename", rename)
     swap.swap_in(staged, out)
-    (source, parked), _ = moved
+    (source, parked), *_ = moved
     assert source == str(out)
     assert os.path.dirname(parked) == str(tmp_path) and os.path.basename(parked).startswith(".site.previous-")
 
@@ -417,18 +421,27 @@ def test_giving_up_on_a_staging_folder_says_so_and_where(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("exchange", [True, False])
 def test_an_output_holding_a_file_sitegen_did_not_write_is_refused_before_the_swap(tmp_path, monkeypatch, exchange):
+    import shutil
+    from pathlib import Path
+
     from sitegen.problems import InputError
+    from sitegen.site.build import build_site
 
     if not exchange:
         monkeypatch.setattr(swap, "exchange", lambda a, b: False)
-    out = _site(tmp_path / "site", {"index.html": "old"})
+    records = tmp_path / "records"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "registry-small", records)
+    out = tmp_path / "site"
+    build_site(records, out)
     (out / "notes.txt").write_text("the user's")
-    staged = _site(tmp_path / ".site.building-x", {"index.html": "new"})
+    (records / "sitegen.toml").write_text('[site]\ntitle = "Renamed"\n')  # so the build is no no-op
+    before = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
     with pytest.raises(InputError) as caught:
-        swap.swap_in(staged, out)
+        build_site(records, out)
     [problem] = caught.value.problems
     assert problem.file == str(out / "notes.txt") and problem.message.startswith("not written by sitegen")
-    assert _tree(out) == {"index.html": "old", "notes.txt": "the user's"} and _tree(staged) == {"index.html": "new"}
+    # Nothing changed: not the site, not its standby, and nothing staged beside them.
+    assert {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
 
 
 def test_a_staging_folder_is_made_as_starting_beside_the_output_and_keeps_its_name_as_building(tmp_path, monkeypatch):

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from besides import beside
 from conftest import TORCH_RUN
 from sitegen.cli import main
 
@@ -77,8 +78,8 @@ def _lock(records: Path) -> None:
 
 
 def _leftovers(out: Path) -> list[str]:
-    """The staging and previous-site folders builds leave beside --out."""
-    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+    """The staging and previous-site folders builds leave beside --out (its one standby aside)."""
+    return [name for name in beside(out.parent) if name.startswith(f".{out.name}.") and name != f".{out.name}.standby-*"]
 
 
 def _sitegen(*args: str) -> list[str]:
@@ -305,8 +306,9 @@ def test_a_build_killed_mid_render_keeps_the_previous_site_and_the_state_usable(
 # Deterministic kill points, each where a build holds something half done: the child build kills
 # itself with SIGKILL on reaching that call (the rest of the process is the real CLI).
 KILL_POINTS = {
-    "before the swap": ("sitegen.site.engine.write", "swap_in"),
-    "after the swap, before the old site is removed": ("sitegen.site.engine.swap", "remove_own"),
+    "before the swap": ("sitegen.site.engine.swap", "put_in_place"),
+    "while the standby is brought up to date": ("sitegen.site.engine.write", "_remove_empty"),
+    "after the swap, before the standby is kept": ("sitegen.site.build", "_keep_a_standby"),
     "after the swap, before the row tokens are saved": ("sitegen.site.engine.rowtokens", "RowTokens.save"),
     "after the row tokens, before the rankings are saved": ("sitegen.site.engine.rankcache", "Rankings.save"),
     "after the caches, before the explain state is saved": ("sitegen.site.engine.explain", "save_state"),
@@ -348,7 +350,7 @@ def test_a_build_killed_at_each_step_leaves_a_whole_site_and_usable_state(point,
                             capture_output=True, text=True, env=os.environ.copy(), timeout=120)
     assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stdout, killed.stderr)
     # --out names a whole site, the old one or the new one, never a mix.
-    if point == "before the swap":
+    if point in ("before the swap", "while the standby is brought up to date"):
         assert _files(site) == previous
     else:
         _assert_same_site(site, new_full)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from besides import beside
 from conftest import FIXTURE, TORCH_RUN, edit_run
 from sitegen.cli import main
 from sitegen.site.engine.marker import MARKER
@@ -187,7 +188,7 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
     assert result.exit_code != 0
     assert "a process rendering record pages died" in result.output and "Traceback" not in result.output
     assert _files(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["records", "site"]
+    assert beside(tmp_path) == [".site.standby-*", "records", "site"]
 
 
 def test_a_one_run_edit_renders_only_its_operation_and_equals_a_cold_build(tmp_path, monkeypatch, bundled_without_kernelbench):
@@ -266,8 +267,8 @@ def test_one_edit_reindexes_only_its_search_shards_and_equals_a_cold_search_buil
     run, document = _double_first_run(records)
     indexed = []
     real = search._run_pagefind
-    monkeypatch.setattr(search, "_run_pagefind", lambda pages, dirty, *rest: indexed.extend(
-        page for members in dirty.values() for page in members) or real(pages, dirty, *rest))
+    monkeypatch.setattr(search, "_run_pagefind", lambda dirty, *rest: indexed.extend(
+        page for members in dirty.values() for page in members) or real(dirty, *rest))
     _build(records, out, "--jobs", "1")
     pages = [p for p in out.rglob("*.html")]
     assert f"runs/{document['metadata']['name']}/index.html" in indexed

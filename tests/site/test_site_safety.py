@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from besides import beside
 from conftest import SEED_RUN
 from sitegen.problems import InputError
 from sitegen.site.build import build_site
@@ -41,7 +42,7 @@ def test_failed_build_leaves_the_previous_site_intact(registry_copy, tmp_path):
     with pytest.raises(InputError):
         build_site(registry_copy, out)
     assert _snapshot(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+    assert beside(tmp_path) == [".out.standby-*", "out", "records"]
 
 
 def test_rebuild_replaces_its_own_site(registry_copy, tmp_path):
@@ -50,7 +51,8 @@ def test_rebuild_replaces_its_own_site(registry_copy, tmp_path):
     (registry_copy / "sitegen.toml").write_text('[site]\ntitle = "Renamed registry"\n')
     build_site(registry_copy, out)
     assert "Renamed registry" in (out / "index.html").read_text()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+    # The site it replaced is kept beside it as the standby, which the next build brings up to date.
+    assert beside(tmp_path) == [".out.standby-*", "out", "records"]
     assert json.loads((out / MARKER).read_text())["generator"] == "sitegen"
 
 
@@ -102,7 +104,7 @@ def test_a_render_failure_midway_leaves_the_previous_site_and_no_temporary_folde
         # Another base URL, so that the build is not skipped as up to date.
         build_site(registry_copy, out, base_url="https://example.org/moved/")
     assert _snapshot(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "records"]
+    assert beside(tmp_path) == [".out.standby-*", "out", "records"]
 
 
 @pytest.mark.parametrize("inside", ["site", "."])
@@ -185,22 +187,37 @@ def test_removing_the_old_site_never_follows_a_link_out_of_it(registry_copy, tmp
     assert (out / "index.html").is_file()
 
 
-def test_the_file_list_is_sharded_beside_a_small_marker(registry_copy, tmp_path, monkeypatch):
+def test_the_file_list_is_one_list_per_operation_beside_a_small_marker(registry_copy, tmp_path, monkeypatch):
+    import hashlib
+
     from sitegen.site.engine import marker as site_marker
 
-    monkeypatch.setattr(site_marker, "FILES_PER_LIST", 20)
     out = tmp_path / "site"
     build_site(registry_copy, out)
     marker = json.loads((out / MARKER).read_text())
-    assert "files" not in marker and len(marker["fileLists"]) > 2
+    # One list for the operation's pages and runs, one for the rest of the site.
+    assert "files" not in marker and sorted(marker["lists"]) == ["", "jensen-shannon-divergence"]
     assert (out / MARKER).stat().st_size < 10_000
     listed = set(site_marker.read_marker(out))
     assert listed == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {MARKER}
+    # Each list names each of its files with the digest of its bytes.
+    for name, _ in marker["lists"].values():
+        for path, found in site_marker.parse_list((out / name).read_bytes()).items():
+            assert found == hashlib.sha256((out / path).read_bytes()).hexdigest()[:32], path
     assert not build_site(registry_copy, out).fresh  # read back: the site is recognised as up to date
     (out / "stray.txt").write_text("someone's")
     with pytest.raises(InputError, match="not written by sitegen"):
         build_site(registry_copy, out)
     (out / "stray.txt").unlink()
-    (out / marker["fileLists"][0]).write_bytes(b"\x1f\x8b not a gzip stream")
+    # A damaged list is no list: where the folders' stats vouch for the site, the next build makes
+    # the lists again; where nothing does (another machine's cache), the folder is not sitegen's.
+    site_list = out / marker["lists"][""][0]
+    site_list.write_bytes(b"\x1f\x8b not a gzip stream")
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "another-cache"))
     with pytest.raises(InputError, match="not built by sitegen"):
         build_site(registry_copy, out)
+    monkeypatch.undo()
+    (registry_copy / "sitegen.toml").write_text('[site]\ntitle = "Renamed registry"\n')
+    build_site(registry_copy, out)
+    build_site(registry_copy, tmp_path / "fresh", full=True)
+    assert _snapshot(out) == _snapshot(tmp_path / "fresh")

@@ -1,8 +1,9 @@
 """`sitegen build --explain PAGE`: whether the build took PAGE unchanged from the site it
 replaced or made it again, and why.
 
-What happened is read off the files: a page taken unchanged is a hard link to the old site's
-file (sitegen.site.engine.write.reuse), so it keeps its inode; a page made again has a new one.
+What happened is read off the files: a page taken unchanged is the old site's file (kept in
+the standby as a hard link of it, or linked from it; sitegen.site.engine.write), so it keeps
+its inode; a page made again with other bytes has a new one.
 Why is read off the keys the decision was taken on (sitegen.site.engine.reuse): the key of the page's
 group (an operation's runs, the notes on them and the operation's own pages), which folds in
 the key of what every page shares (sitegen itself, the options, settings and shared

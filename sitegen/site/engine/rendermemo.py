@@ -8,7 +8,7 @@ pages in the navigation, search on or off) and sitegen itself. The page model is
 out whole as the page's JSON twin, and the rest is covered by the site key
 (reuse.group_keys: sitegen, the options and every registry file but the runs). So a page
 whose key, a digest over all of those, equals the one the previous build recorded for the
-same path is hard-linked from that build instead of rendered; tests/site compare such
+same path is taken from that build (sitegen.site.engine.write) instead of rendered; tests/site compare such
 rebuilds with cold builds byte for byte.
 
 A page of runs is keyed before its rows are made: by its model without them and each
@@ -40,10 +40,11 @@ class RenderMemo:
             digest.update(len(part).to_bytes(8, "big") + part)
         return digest.hexdigest()[:32]
 
-    def carry(self, paths: list[str]) -> None:
-        """Keep the keys of pages linked as part of an unchanged operation group: their inputs are unchanged too."""
+    def carry(self, paths: list[str], keys: dict) -> None:
+        """Keep the keys of pages taken as part of an unchanged operation group (``keys``: those of the
+        folder they were taken from): their inputs are unchanged too."""
         for path in paths:
-            key = self.previous.get(path)
+            key = keys.get(path)
             if isinstance(key, str):
                 self.keys[path] = key
 
@@ -55,7 +56,8 @@ class RenderMemo:
         frame = to_json(replace(draft, runs=[]))
         key = self.key(template, frame, [tokens.token(f) for f in draft.runs])
         self.keys[draft.path] = key
-        if self.previous.get(draft.path) == key and writer.reuse([draft.path, twin(draft.path)]):
+        held = writer.held("pageKeys", draft.path, key)
+        if (held or self.previous.get(draft.path) == key) and writer.reuse([draft.path, twin(draft.path)], held=held):
             return
         page = replace(draft, runs=[run_row(f) for f in draft.runs])
         writer.add(page.path, renderer.render(template, page))

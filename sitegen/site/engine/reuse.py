@@ -6,7 +6,8 @@ So the runs of an operation form a group, whose key is a digest over sitegen its
 options, every registry file that is not one operation's run file (documents, settings,
 pages), and the bytes of that operation's run files and of the notes (attestations) on them. When the previous build
 recorded the same key for a group, every file of its runs' pages has the same bytes as a
-fresh render would give, and is hard-linked instead of rendered. The same holds for the
+fresh render would give, and is taken as it is (sitegen.site.engine.write.take_unit)
+instead of rendered. The same holds for the
 operation's own pages, its catalog shard and the pages of the implementations only it
 has runs of. A link from a run to a run of another operation (a rerun of it) puts
 everything in one group, so no dependency is ever missed;
@@ -21,10 +22,7 @@ from pathlib import Path
 
 from sitegen.lockfile import LOCK_NAME
 from sitegen.site.engine.fingerprint import Inputs
-from sitegen.site.text import labels as L
 from sitegen.site.facts.index import Index
-from sitegen.site.text.jsonout import twin
-from sitegen.site.pages.record_page import has_samples, samples_path
 
 EVERYTHING = "*"
 
@@ -111,34 +109,3 @@ def group_of(keys: dict[str, str], operation: str) -> str | None:
     if EVERYTHING in keys:
         return EVERYTHING
     return operation if operation in keys else None
-
-
-def _run_files(facts) -> list[str]:
-    """The files build._write_run_pages writes for one run."""
-    path = L.run_path(facts.name)
-    return [path, twin(path), *([samples_path(facts.name)] if has_samples(facts) else [])]
-
-
-def link_unchanged_run(writer, facts) -> bool:
-    """Whether the run's record page files were linked from the site being replaced, its group being unchanged.
-
-    Called where the run would be rendered, in the record-page workers: at 60,000 runs
-    linking is 120,000 links and 60,000 folders, which run there beside the parent's
-    operation and listing pages instead of before them.
-    """
-    keys = writer.groups or {}
-    group = group_of(keys, facts.operation.name)
-    return group is not None and writer.previous_groups.get(group) == keys[group] and writer.reuse(_run_files(facts))
-
-
-def link_unchanged_operation(writer, operation: str) -> bool:
-    """Whether the operation's pages were linked from the site being replaced, its group being unchanged."""
-    keys = writer.groups or {}
-    group = group_of(keys, operation)
-    files = writer.previous_group_files.get(operation)
-    if group is None or writer.previous_groups.get(group) != keys[group] or not isinstance(files, list):
-        return False
-    if not all(isinstance(f, str) for f in files) or not writer.reuse(files):
-        return False
-    writer.group_files[operation] = files
-    return True

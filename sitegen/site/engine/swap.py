@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sitegen.site.engine.marker import MARKER, check_output, marker_files, read_marker
+from sitegen.site.engine.marker import MARKER, marker_files, read_marker
 
 # Every folder of a site is rwxr-xr-x whatever the umask. Under the usual umask (022) a
 # folder made by anyone (this writer, a worker, Pagefind) already is, so only the
@@ -72,6 +72,21 @@ def exchange(a: Path, b: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
         return False
     raise OSError(code, os.strerror(code), str(b))
+
+
+def hold_output(out: Path) -> int | None:
+    """The output lock: flock on the folder holding ``out``, so that builds into it run one at a time
+    (a build brings the one standby up to date). None where that folder does not exist yet."""
+    try:
+        held = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+    except OSError:
+        os.close(held)
+        return None
+    return held
 
 
 def new_staging(out: Path) -> tuple[int, Path]:
@@ -168,22 +183,31 @@ def remove_own(folder: Path, own: set[str] | None = None) -> None:
             pass
 
 
-def swap_in(staged: Path, out: Path) -> None:
-    """Put the site ``staged`` beside ``out`` in its place, then delete the old site's files, all of which its marker lists."""
+def swap_in(staged: Path, out: Path) -> Path | None:
+    """Put the site ``staged`` beside ``out`` in its place; returns the folder now holding the site it
+    replaced (named as a staging folder, for the caller to keep as the standby or remove), or None."""
     open_folders(staged)
-    # The old site's files, all of them its own: the list remove_own needs, read once.
-    own = check_output(out)
     if not out.exists():
         os.rename(staged, out)
-    elif not any(out.iterdir()):
+        return None
+    if not any(out.iterdir()):
         out.rmdir()
         os.rename(staged, out)
-    elif exchange(staged, out):
-        # staged now names the previous site.
-        remove_own(staged, own)
-    else:
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.previous-", dir=out.parent))
-        old.rmdir()
-        os.rename(out, old)
-        os.rename(staged, out)
-        remove_own(old, own)
+        return None
+    return put_in_place(staged, out)
+
+
+def put_in_place(new: Path, out: Path) -> Path:
+    """Exchange the complete site ``new`` with the one in ``out``; returns ``new``, which now names the old one.
+
+    Where the exchange is missing, two renames, with the old site parked as ``.X.previous-*``
+    in between (clean_leftovers puts it back after a kill in that gap)."""
+    os.chmod(new, FOLDER_MODE)
+    if exchange(new, out):
+        return new
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.previous-", dir=out.parent))
+    old.rmdir()
+    os.rename(out, old)
+    os.rename(new, out)
+    os.rename(old, new)
+    return new

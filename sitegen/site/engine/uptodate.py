@@ -3,6 +3,9 @@
 Apart from sitegen.site.build because a no-op build is only this, and the build's page
 modules and pydantic models take most of a second to import: `sitegen build` checks here
 first and imports the rest only when there is something to build.
+
+The check holds the output lock (sitegen.site.engine.swap.hold_output) from here to the end
+of the build, so two builds of one site run one after the other.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from pathlib import Path
 from sitegen.buildstate import BuildState, open_state
 from sitegen.filestats import FileStats
 from sitegen.problems import InputError, Problem
+from sitegen.site.engine import sitedirs
 from sitegen.site.engine.fingerprint import Inputs, build_inputs
-from sitegen.site.engine.marker import PreviousBuild, own_files, previous_build
-from sitegen.site.engine.swap import clean_leftovers
+from sitegen.site.engine.marker import MARKER, SiteFolder, listed_files, none_foreign, site_folder
+from sitegen.site.engine.swap import clean_leftovers, hold_output
 from sitegen.transaction import recover
 
 
@@ -33,16 +37,26 @@ class BuildResult:
     """A line per page asked about (``explain``): taken unchanged or made again, and why."""
 
 
+@dataclass(frozen=True)
+class PreviousBuild:
+    runs: int
+    files: int
+
+
 @dataclass
 class Checked:
     """What the check found, handed on to the build (sitegen.site.build.build_site) when there is one."""
 
     out: Path
-    listed: set[str] | None
-    """The files the marker of the site in ``out`` lists (sitegen.site.engine.marker.own_files)."""
+    live: SiteFolder | None
+    """The marker of the site in ``out``, or None where there is none yet."""
+    intact: bool | None
+    """Whether that site's folders are as sitegen left them (sitegen.site.engine.sitedirs); None: not known yet."""
     inputs: Inputs
     state: BuildState
     """The registry's build state, open; the build closes it (and this check does, when nothing is to be built)."""
+    lock: int | None
+    """The output lock, held until the build ends (release)."""
     trusted: list | None
     reviewed: list | None
     asked: list[str]
@@ -51,6 +65,27 @@ class Checked:
     """Their inodes before the build (sitegen.site.engine.explain)."""
     previous: PreviousBuild | None
     """The site in ``out``, when it was built from these very inputs and is complete."""
+
+    def release(self) -> None:
+        self.state.close()
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
+
+
+def verify_live(out: Path, live: SiteFolder, state: BuildState, intact: bool | None) -> set[str] | None:
+    """Refuse a site holding files sitegen did not write; its file list where it had to be walked.
+
+    Where the folders' stats say the site is as sitegen left it, nothing more is read. Otherwise
+    the site is walked and compared with every list its marker names, which also names a
+    foreign file in one line; what the walk found is recorded, so the next check is a stat."""
+    if intact:
+        return None
+    listed = listed_files(out, live)
+    none_foreign(out, listed)
+    if live.format >= 3:
+        sitedirs.record(out, state, sitedirs.expected([*listed, MARKER]), replace=True)
+    return listed
 
 
 def check(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_runs: bool = False, search: bool = False,
@@ -63,39 +98,65 @@ def check(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_
     if resolved_out == resolved_records or resolved_records in resolved_out.parents or resolved_out in resolved_records.parents:
         # The site's JSON twins would be read back as records on the next build.
         raise InputError([Problem(str(out), "$", f"output must be outside the registry folder {records} (and not contain it)")])
-    listed = own_files(out)
-    asked, before = [], {}
-    if explain:
-        from sitegen.site.engine import explain as E
+    lock = hold_output(out)
+    try:
+        # A site lost in the gap of a two-rename swap is put back before the site is read.
+        clean_leftovers(out)
+        live = site_folder(out)
+        asked, before = [], {}
+        if explain:
+            from sitegen.site.engine import explain as E
 
-        asked = [E.page_path(p) for p in explain]
-        before = E.inodes(out, asked)
-    # An interrupted registry write is finished or undone before its files are fingerprinted,
-    # as open_registry would before reading them.
-    recover(records)
-    trusted = reviewed = trust_bytes = None
-    if trust is not None:
-        # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
-        from sitegen.config import load_reviewed, load_trust
+            asked = [E.page_path(p) for p in explain]
+            before = E.inodes(out, asked)
+        # An interrupted registry write is finished or undone before its files are fingerprinted,
+        # as open_registry would before reading them.
+        recover(records)
+        trusted = reviewed = trust_bytes = None
+        if trust is not None:
+            # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
+            from sitegen.config import load_reviewed, load_trust
 
-        trusted, reviewed = load_trust(trust), load_reviewed(trust)
-        trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]])
-    # The build state is opened once, here, and never for --full: --full reads every file again.
-    state = open_state(None if full else records)
+            trusted, reviewed = load_trust(trust), load_reviewed(trust)
+            trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]])
+        # The build state is opened once, here, and never for --full: --full reads every file again.
+        state = open_state(None if full else records)
+    except BaseException:
+        if lock is not None:
+            os.close(lock)
+        raise
     try:
         inputs = build_inputs(records, stats=None if full else FileStats(state), base_url=base_url,
                               exclude_dry_runs=exclude_dry_runs, search=search, unlocked=unlocked, trust=trust_bytes)
-        previous = previous_build(out, inputs.digest, listed)
+        intact = sitedirs.check(out, state) if live is not None and live.format >= 3 else None
+        previous = None
+        if _same_inputs(live, inputs.digest) and intact is not False:
+            verify_live(out, live, state, intact)
+            intact = True
+            previous = PreviousBuild(live.data["runs"], _count(live))
     except BaseException:
         state.close()
+        if lock is not None:
+            os.close(lock)
         raise
-    return Checked(out, listed, inputs, state, trusted, reviewed, asked, before, previous)
+    return Checked(out, live, intact, inputs, state, lock, trusted, reviewed, asked, before, previous)
+
+
+def _same_inputs(live: SiteFolder | None, inputs: str) -> bool:
+    return live is not None and live.data.get("inputs") == inputs and isinstance(live.data.get("runs"), int)
+
+
+def _count(live: SiteFolder) -> int:
+    count = live.data.get("count")
+    if isinstance(count, int):
+        return count
+    listed = live.files()
+    return len(listed) + 1 if listed is not None else 0
 
 
 def unchanged(checked: Checked) -> BuildResult:
-    """The result of a build that found ``checked.previous`` up to date; closes the state."""
-    checked.state.close()
-    clean_leftovers(checked.out)
+    """The result of a build that found ``checked.previous`` up to date; releases the state and the lock."""
+    checked.release()
     explained = []
     if checked.asked:
         from sitegen.site.engine import explain as E

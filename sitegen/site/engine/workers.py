@@ -36,10 +36,10 @@ def render_in_workers(index, renderer, writer, write_runs: Callable, write_rest:
     edges = [runs * i // count for i in range(count + 1)]
 
     def render_slice(bounds: tuple[int, int]) -> list[str]:
-        before = len(writer.files)
+        before = writer.mark()
         # The parent's progress display is not this process's to draw on.
         write_runs(index, renderer, writer, todo[bounds[0]:bounds[1]], _nothing)
-        return writer.files[before:]
+        return writer.since(before)
 
     with forked_pool(render_slice, jobs, where=str(writer.out), doing="rendering record pages",
                      advice="; try fewer --jobs") as submit:

@@ -11,10 +11,10 @@ box (Pagefind's multisite ``mergeIndex``; the list is pagefind/bundles.json):
   dirties one of them;
 - every other page (home, listings, Markdown pages) to one of SITE_SHARDS, by its path.
 
-A shard is indexed again only when one of its pages was written by this build (not
-hard-linked from the site being replaced), when its page list or the index settings changed,
-or when the old site lacks its files; otherwise its bundle is hard-linked like any unchanged
-file. Pagefind's output depends only on the pages it reads, so a rebuild's index has the
+A shard is indexed again only when its key changed: the index settings, its page list or
+the bytes of one of its pages (each known by its digest in the site's lists,
+sitegen.site.engine.marker); otherwise its bundle is taken from the standby or the live
+site like any unchanged file. Pagefind's output depends only on the pages it reads, so a rebuild's index has the
 same bytes as a cold build's (tests/site/test_incremental_build.py). Bundle files are part of
 the site's marker like every other file.
 """
@@ -88,66 +88,58 @@ def _settings() -> str:
     return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{UNINDEXED}"
 
 
-def _unchanged(staged: str, old: str) -> bool:
-    """Hard-linked from the site being replaced (SiteWriter links a file whose bytes are the same)."""
-    try:
-        a, b = os.lstat(staged), os.lstat(old)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+def index_site(writer, operation_of) -> int:
+    """Index the new site's HTML shard by shard and add the bundles to ``writer`` under pagefind/.
 
+    A shard's key covers the index settings and each of its pages with the digest of its
+    bytes: a bundle made under the same key is taken as it is. Returns how many pages were
+    (re)indexed."""
+    from sitegen.site.engine.marker import SITE
 
-def index_site(pages: Path, writer, operation_of) -> int:
-    """Index the HTML under ``pages`` shard by shard and add the bundles to ``writer`` under pagefind/.
-
-    Returns how many pages were (re)indexed."""
     shards: dict[str, list[str]] = defaultdict(list)
-    for folder, subfolders, names in os.walk(pages):
-        relative_folder = os.path.relpath(folder, pages).replace(os.sep, "/")
-        prefix = "" if relative_folder == "." else relative_folder + "/"
-        if prefix == "":
-            subfolders[:] = [s for s in subfolders if s != OUTPUT]
-        if prefix in UNINDEXED:
-            subfolders[:] = []
-            continue
-        for name in names:
-            if name.endswith(".html"):
-                relative = prefix + name
-                shards[shard_of(relative, operation_of)].append(relative)
+    found = writer.digests()
+    for relative in found:
+        if relative.endswith(".html") and not relative.startswith((f"{OUTPUT}/", *UNINDEXED)):
+            shards[shard_of(relative, operation_of)].append(relative)
     settings = _settings()
-    keys, dirty, reused = {}, {}, {}
-    previous = writer.previous_search if isinstance(writer.previous_search, dict) else {}
+    keys, dirty = {}, {}
+    reused: dict[str, list[str]] = {}
     for shard, members in sorted(shards.items()):
         members.sort()
         first = shard == min(shards)
-        keys[shard] = hashlib.sha256("\0".join([settings, str(first), *members]).encode()).hexdigest()
-        old_files = sorted(f for f in writer.previous or () if f.startswith(f"{OUTPUT}/{shard}/"))
-        if (previous.get(shard) == keys[shard] and old_files
-                and all(_unchanged(os.path.join(pages, m), os.path.join(writer.out, m)) for m in members)
-                and writer.reuse(old_files)):
-            reused[shard] = old_files
+        keys[shard] = hashlib.sha256("\0".join([settings, str(first), *(f"{m}\0{found[m]}" for m in members)]).encode()).hexdigest()
+        taken = None
+        for held, folder_keys, files in ((True, writer.standby, writer.standby_files), (False, writer.live, writer.live_files)):
+            if folder_keys is None or folder_keys.search.get(shard) != keys[shard]:
+                continue
+            old_files = sorted(f for f in files(SITE) if f.startswith(f"{OUTPUT}/{shard}/"))
+            if old_files and writer.reuse(old_files, SITE, held=held):
+                taken = old_files
+                break
+        if taken is not None:
+            reused[shard] = taken
         else:
             dirty[shard] = members
-    written = _run_pagefind(pages, dirty, writer, min(shards)) if dirty else {}
+    written = _run_pagefind(dirty, writer, min(shards)) if dirty else {}
     bundles = sorted(shards)
     writer.search_keys = keys
     first = (reused.get(bundles[0]) or written.get(bundles[0]) or []) if bundles else []
     for name in UI_FILES:
         source = f"{OUTPUT}/{bundles[0]}/{name}" if bundles else None
         if source in first:
-            writer.add(f"{OUTPUT}/{name}", Path(pages, source).read_bytes())
+            writer.add(f"{OUTPUT}/{name}", Path(writer.path_of(source)).read_bytes())
     writer.add(f"{OUTPUT}/bundles.json", (json.dumps(bundles) + "\n").encode())
     return sum(len(m) for m in dirty.values())
 
 
-def _run_pagefind(pages: Path, dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
+def _run_pagefind(dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
     # In a thread of its own: the caller may already run an event loop (serve, a test
     # driving a browser), where asyncio.run refuses to start another.
     outcome: list = []
 
     def run() -> None:
         try:
-            outcome.append(asyncio.run(_index(pages, dirty, writer, first)))
+            outcome.append(asyncio.run(_index(dirty, writer, first)))
         except BaseException as exc:  # handed to the caller's thread below
             outcome.append(exc)
 
@@ -177,7 +169,7 @@ def _ui_file(name: str) -> bool:
     return name.startswith("pagefind-") and ("ui." in name or name == "pagefind-highlight.js")
 
 
-async def _index(pages: Path, dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
+async def _index(dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
     from pagefind.service import PagefindService
 
     written: dict[str, list[str]] = {}
@@ -190,7 +182,7 @@ async def _index(pages: Path, dirty: dict[str, list[str]], writer, first: str) -
             # message handling (1,500 pages: 158 s, against 8 s read as a folder).
             with tempfile.TemporaryDirectory(prefix="sitegen-shard-") as folder:
                 for relative in members:
-                    _link_or_copy(os.path.join(pages, relative), os.path.join(folder, relative))
+                    _link_or_copy(writer.path_of(relative), os.path.join(folder, relative))
                 await index.add_directory(folder)
             with tempfile.TemporaryDirectory(prefix="sitegen-pagefind-") as tmp:
                 await index.write_files(output_path=tmp)
