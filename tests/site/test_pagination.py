@@ -76,3 +76,41 @@ def test_a_pass_with_many_cohorts_is_split_into_pages_that_record_pages_link_to(
             assert f'id="{found.group(2)}"' in target.read_text(), (record, target)
             checked += 1
     assert checked > 3
+
+
+def _summary_groups(page: Path) -> dict[str, list[str]]:
+    """Summary group id → the workloads of its rows, as the page shows them."""
+    text = page.read_text()
+    groups = {}
+    for found in re.finditer(r'<div class="summary-group" id="([^"]+)">(.*?)</table>', text, re.S):
+        groups[found.group(1)] = re.findall(r'<tr><th scope="row">([^<]+)</th>', found.group(2))
+    return groups
+
+
+def test_the_page_of_gpu_links_shows_the_first_summary_rows_and_links_to_the_gpu_page_with_all(tmp_path, monkeypatch):
+    from sitegen.site.pages import operation_page
+
+    whole = tmp_path / "whole"
+    build_site(FIXTURE, whole)
+    top = Path("operations") / "jensen-shannon-divergence" / "index.html"
+    every = _summary_groups(whole / top)
+    assert max(len(rows) for rows in every.values()) == 2
+    # A small limit stands in for an operation of hundreds of workloads per GPU.
+    monkeypatch.setattr(operation_page, "SUMMARY_ROWS", 1)
+    cut = tmp_path / "cut"
+    build_site(FIXTURE, cut)
+    html5lib.HTMLParser(strict=True).parse((cut / top).read_bytes())
+    shown = _summary_groups(cut / top)
+    assert shown.keys() == every.keys()
+    text = (cut / top).read_text()
+    for group, rows in every.items():
+        assert shown[group] == rows[:1]
+        if len(rows) > 1:
+            block = text.split(f'id="{group}"')[1].split('<div class="summary-group"')[0]
+            # The answer still counts every workload; the note says how many are shown and where the rest are.
+            assert f"at every one of the {len(rows)} workloads" in block or f"of {len(rows)} workloads" in block.split("</p>")[0]
+            note = re.search(r'The first 1 of (\d+) workloads, in workload order; <a href="([^"]+)">', block)
+            assert note and int(note.group(1)) == len(rows)
+            gpu_page = ((cut / top).parent / note.group(2)).resolve()
+            assert gpu_page.parent.parent == (cut / top).parent.resolve()
+            assert _summary_groups(gpu_page)[group] == rows

@@ -60,6 +60,11 @@ class SummaryGroup:
     answer: str
     """The answer in one sentence: who is fastest at how many workloads, and the runner-up's range of ratios."""
     rows: list[SummaryRow]
+    """The rows shown: every workload's, or the first ``limit`` in workload order (see ``workloads``)."""
+    workloads: int = 0
+    """How many workloads the group has; more than ``len(rows)`` where the page shows only the first."""
+    all_at: str | None = None
+    """The page that shows every row of the group, where this one shows only the first."""
 
 
 def _axis_order(value) -> tuple:
@@ -132,8 +137,12 @@ def _answer(rows: list[SummaryRow]) -> str:
     return text + "."
 
 
-def summary(keys: list[str], index: Index, headline: str | None) -> list[SummaryGroup]:
-    """Per GPU × dtype × family: leader and runner-up of the headline latency cohort at every workload."""
+def summary(keys: list[str], index: Index, headline: str | None, limit: int | None = None,
+            all_at=None) -> list[SummaryGroup]:
+    """Per GPU × dtype × family: leader and runner-up of the headline latency cohort at every workload.
+
+    ``limit``: show at most that many rows per group, the first in workload order, on a page whose
+    ``all_at(gpu_slug)`` shows them all (the answer sentence still counts every workload)."""
     groups: dict[tuple, list[str]] = {}
     for key in keys:
         f = _first(index, key)
@@ -145,9 +154,11 @@ def summary(keys: list[str], index: Index, headline: str | None) -> list[Summary
         varying = _varying([_first(index, k).workload for k in members])
         rows = [row for k in members if (row := _summary_row(k, index, varying, index.cohort_pages[k]))]
         first = _first(index, members[0])
+        cut = limit is not None and len(rows) > limit
         result.append(SummaryGroup(
             id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, index.cohort_pages[members[0]]),
-            dtype=dtype, family=family, timed_pass=headline or "", answer=_answer(rows), rows=rows))
+            dtype=dtype, family=family, timed_pass=headline or "", answer=_answer(rows), rows=rows[:limit] if cut else rows,
+            workloads=len(rows), all_at=all_at(first.gpu_slug) if cut else None))
     return result
 
 

@@ -26,6 +26,8 @@ INLINE_COHORTS = 30
 # About 2 KB of ranking table and 1.3 KB of sweep per cohort: pages stay near 100 KB.
 COHORTS_PER_PAGE = 30
 HISTORY_ROWS = 50
+# About 1 KB a summary row: the page of GPU links stays under 300 KB with six GPU × dtype groups.
+SUMMARY_ROWS = 40
 PASS_TITLES = {"full": "full: forward + backward", "forward": "forward pass", "backward": "backward pass"}
 HEADLINE_NOTE = ("The headline ranking: implementations split the gradient work between forward and backward "
                  "differently, so only forward + backward together compares like with like.")
@@ -228,7 +230,10 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
     def page(path, heading, parent, page_runs, page_keys, subpages, detail, history_runs, gpu_page, by=None):
         history, note = _history(history_runs, gpu_page) if history_runs else ([], None)
         wanted = set(page_keys)
-        groups = summary(page_keys, index, headline)
+        # The page of GPU links holds every GPU's summary: cut to its first rows, each GPU's page has them all.
+        by_gpu = split and path == L.operation_path(operation.name)
+        groups = summary(page_keys, index, headline, SUMMARY_ROWS if by_gpu else None,
+                         lambda gpu_slug: operation_gpu_path(operation.name, gpu_slug))
         shown = [f for f in page_runs if f.cohort in wanted] if detail else []
         return OperationPage(
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
