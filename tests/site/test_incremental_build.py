@@ -276,3 +276,28 @@ def test_one_edit_reindexes_only_its_search_shards_and_equals_a_cold_search_buil
     monkeypatch.undo()
     _build(records, fresh, "--jobs", "1")
     assert _files(out) == _files(fresh)
+
+
+def test_a_note_reindexes_its_operations_shard_and_the_summary_pages_only(tmp_path, monkeypatch, bundled_without_kernelbench):
+    # The home page shows the latest notes, so every `attest` changes it. It is indexed in a
+    # shard with the other pages that sum up the registry, so that a note re-indexes its own
+    # operation's shard and those few pages, never a shard of unrelated listing pages that
+    # happened to share the home page's bucket (issue 32: one attest's rebuild).
+    from sitegen.site.outputs import search
+
+    records, out = tmp_path / "records", tmp_path / "site"
+    shutil.copytree(bundled_without_kernelbench, records, ignore=shutil.ignore_patterns(".*"))
+    _build(records, out)
+    run = sorted((records / "runs").rglob("*.json"))[0]
+    name = json.loads(run.read_text())["metadata"]["name"]
+    result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median here.",
+                                       "--date", "2024-01-02", "--records", str(records)])
+    assert result.exit_code == 0, result.output
+    indexed = []
+    real = search._run_pagefind
+    monkeypatch.setattr(search, "_run_pagefind", lambda dirty, *rest: indexed.extend(
+        page for members in dirty.values() for page in members) or real(dirty, *rest))
+    _build(records, out, "--jobs", "1")
+    assert f"runs/{name}/index.html" in indexed and "index.html" in indexed
+    others = [page for page in indexed if not page.startswith(("runs/", "operations/")) and page != "index.html"]
+    assert set(others) <= {"operations/index.html", "implementations/index.html", "gpus/index.html"}, others

@@ -9,7 +9,10 @@ box (Pagefind's multisite ``mergeIndex``; the list is pagefind/bundles.json):
 - a run's page and its operation's pages go to one of RUN_SHARDS shards, by the operation
   name's digest: an edit of one run or one note re-renders one operation's pages, so it
   dirties one of them;
-- every other page (home, listings, Markdown pages) to one of SITE_SHARDS, by its path.
+- the pages that sum up the whole registry (SUMMARY_PAGES: the home page, which shows the
+  latest runs and notes, and the top listings) to a shard of their own, since any edit changes
+  one of them and it should not dirty hundreds of other pages with it;
+- every other page (listings, Markdown pages) to one of SITE_SHARDS, by its path.
 
 A shard is indexed again only when its key changed: the index settings, its page list or
 the bytes of one of its pages (each known by its digest in the site's lists,
@@ -41,6 +44,8 @@ OUTPUT = "pagefind"
 EXCLUDE = "pre, table, svg, .cite, .manifest, .unranked, .sections, .verdicts, .rerun"
 RUN_SHARDS = 12
 SITE_SHARDS = 4
+SUMMARY_PAGES = frozenset({"index.html", "operations/index.html", "implementations/index.html", "gpus/index.html"})
+SUMMARY_SHARD = "site-summary"
 UNINDEXED = ("compare/", "badges/")
 """Pages kept out of search (their templates carry no data-pagefind-body): Pagefind applies that
 rule per index, so a shard holding only such pages would index them whole; and each edit
@@ -58,6 +63,8 @@ def shard_of(relative: str, operation_of) -> str:
     operation = operation_of(relative)
     if operation is not None:
         return f"run-{_bucket(operation, RUN_SHARDS):02d}"
+    if relative in SUMMARY_PAGES:
+        return SUMMARY_SHARD
     return f"site-{_bucket(relative, SITE_SHARDS)}"
 
 
@@ -85,7 +92,7 @@ def _settings() -> str:
         pagefind = version("pagefind")
     except PackageNotFoundError:
         pagefind = "unknown"
-    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{UNINDEXED}"
+    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{sorted(SUMMARY_PAGES)}\0{UNINDEXED}"
 
 
 def index_site(writer, operation_of) -> int:
