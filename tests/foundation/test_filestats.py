@@ -111,3 +111,30 @@ def test_lock_reads_only_the_files_whose_stat_changed(registry, loads, monkeypat
     reads.clear()
     assert cli("lock", registry).exit_code == 0
     assert reads == []
+
+
+def test_attest_reads_only_the_files_whose_stat_changed_and_its_note_is_locked(registry, monkeypatch):
+    # `attest` checks the whole registry before it writes, as `lock` does, through the same
+    # summaries: after a lock, a note reads no manifest again (a --value reads its run and the
+    # run's protocol, which it needs whole), and the lock it writes holds every document.
+    from sitegen import forkpool, loader
+
+    monkeypatch.setattr(filestats, "_clock", LATER)
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
+    reads = []
+    for module in (summaries, loader):
+        monkeypatch.setattr(module, "read_regular", lambda name, *a, _read=module.read_regular, **k: reads.append(Path(name).name) or _read(name, *a, **k))
+    run = Path(RUN).stem
+    assert cli("lock", registry).exit_code == 0
+    notes = set((registry / "attestations").glob("*.json"))
+    reads.clear()
+    result = cli("attest", run, "--kind", "reproduced", "--note", "Same median here.", "--records", registry)
+    assert result.exit_code == 0, result.output
+    assert reads == []
+    (note,) = set((registry / "attestations").glob("*.json")) - notes
+    result = cli("attest", run, "--kind", "reproduced", "--value", "9.5 ms", "--records", registry)
+    assert result.exit_code == 0, result.output
+    # New since the lock: the first note, read once; then the run and its protocol, read whole.
+    assert reads[0] == note.name and reads[1] == Path(RUN).name and len(reads) == 3, reads
+    assert cli("verify", registry, "--full").exit_code == 0
+    assert len(set((registry / "attestations").glob("*.json")) - notes) == 2
