@@ -133,7 +133,7 @@ def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: boo
 
     ``cached``: documents are sitegen.summaries Summaries (kind, name, digest,
     references), taken from the build state where a file's bytes are unchanged; enough
-    for lock and verify, never for a build. Folders the state has never seen are loaded
+    for lock, verify and attest (which reads its run whole), never for a build. Folders the state has never seen are loaded
     by ``jobs`` processes.
 
     ``known``: each file's sha256 (relative path → hex, as sitegen.site.engine.fingerprint reads

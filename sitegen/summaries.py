@@ -1,4 +1,4 @@
-"""Each manifest file's documents as `lock` and `verify` need them, kept by the file's bytes.
+"""Each manifest file's documents as `lock`, `verify` and `attest` need them, kept by the file's bytes.
 
 After a one-run edit, `sitegen lock` would otherwise parse, validate and digest every
 document again (4 s at 10,000 runs, as long as a cold build's loading); with the build

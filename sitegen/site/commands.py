@@ -112,9 +112,12 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
 @click.option("--date", "day", help="Date of the note, YYYY-MM-DD (default: today).")
 @click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
               show_default=True, help="Registry folder.")
+@click.option("--full", is_flag=True,
+              help="Parse, validate and digest every document, ignoring this machine's build state "
+                   "(use it where the cache folder is not yours alone, as in CI).")
 @OUTSIDE_LINKS
 def attest(run: str, kind: str, value: str | None, note: str | None, link: str | None, author: str,
-           day: str | None, records: Path) -> None:
+           day: str | None, records: Path, full: bool) -> None:
     """Add a community note (Attestation) to RUN, a run name or digest.
 
     Writes records/attestations/<name>.json and refreshes digests.lock. Notes are
@@ -125,7 +128,7 @@ def attest(run: str, kind: str, value: str | None, note: str | None, link: str |
 
     if not records.is_dir():
         raise InputError([Problem(str(records), "$", "no such registry folder")])
-    path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day)
+    path = write_attestation(records, run, kind=kind, value=value, note=note, link=link, author=author, day=day, full=full)
     click.echo(f"wrote {path}", err=True)
 
 
