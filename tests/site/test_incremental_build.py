@@ -293,11 +293,13 @@ def test_a_note_reindexes_its_operations_shard_and_the_summary_pages_only(tmp_pa
     result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median here.",
                                        "--date", "2024-01-02", "--records", str(records)])
     assert result.exit_code == 0, result.output
-    indexed = []
+    indexed, shards = [], []
     real = search._run_pagefind
-    monkeypatch.setattr(search, "_run_pagefind", lambda dirty, *rest: indexed.extend(
+    monkeypatch.setattr(search, "_run_pagefind", lambda dirty, *rest: shards.extend(dirty) or indexed.extend(
         page for members in dirty.values() for page in members) or real(dirty, *rest))
     _build(records, out, "--jobs", "1")
     assert f"runs/{name}/index.html" in indexed and "index.html" in indexed
+    # Two shards: the one holding the run's operation, and the summary pages'.
+    assert len(shards) == 2 and search.SUMMARY_SHARD in shards, shards
     others = [page for page in indexed if not page.startswith(("runs/", "operations/")) and page != "index.html"]
     assert set(others) <= {"operations/index.html", "implementations/index.html", "gpus/index.html"}, others
