@@ -11,7 +11,9 @@ Entries are kept per registry folder, so an edit rewrites one folder's row, not 
 every file (50 MB at 60,000 runs). They only ever stand for work already done on this
 machine: `sitegen verify --full` and `sitegen build` never read them (a build keeps
 documents of its own, sitegen.buildload, which `build --full` ignores too), and a build
-refuses a lock that poisoned summaries got wrong.
+refuses a lock that poisoned summaries got wrong. A folder with no summaries yet but with a
+build's documents (the first lock after a build) is summarized from those where a file's
+bytes are the ones they were made from, so its files are read and hashed, not validated again.
 """
 
 from __future__ import annotations
@@ -91,9 +93,15 @@ def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 
     stats = FileStats(state)
     known = _known_by_stat(work, stats)
     code_version()  # made once, before the processes fork
+    # A folder a build loaded but no lock or verify summarized yet (the first lock or attest after
+    # a build): its documents, validated by this very code from bytes of a known sha256, are in the
+    # state already (sitegen.buildload), so its files are read and hashed but not validated again.
+    documented = state.document_folders()
+    built = {folder: state.documents(folder) for folder, _ in work if folder not in stored and folder in documented}
     # Largest folders first, so that no process is left with a large one at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root, known),
+    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root, known,
+                                                                  built.get(work[i][0])),
                                       order, jobs, where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
@@ -143,14 +151,23 @@ def _stored(text: str | None) -> dict:
     return found if isinstance(found, dict) else {}
 
 
+def _built(entry, sha256: str, name: str) -> list[Record] | None:
+    """The documents a build kept for a file (sitegen.buildload's entry), if they were made from these bytes."""
+    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == sha256 and isinstance(entry[1], list)
+            and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1])):
+        return None
+    return [Record(name, *parts) for parts in entry[1]]
+
+
 def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path,
-                      known: dict[str, str]) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
+                      known: dict[str, str], built: dict | None = None) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
     """(file, entry) of each document of one folder, taken from its ``stored`` entries where the bytes
     match, and its problems; the folder's entries as JSON if they changed, else None; and
     (relative, stat, sha256) of each plain file read, for sitegen.filestats.
 
     A file whose stat vouches for its bytes (``known``) is not read when an entry for those
-    bytes is stored."""
+    bytes is stored. A file read is validated again unless ``built`` (the folder's documents as a
+    build kept them) holds its documents made from the same bytes."""
     cached = _stored(stored)
     code = code_version().encode()
     used: dict[str, list[dict]] = {}
@@ -181,7 +198,8 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
             found = cached.get(key)
             if not _well_formed(found):
                 try:
-                    found = [summarize(r, reference_fields) for r in load_bytes(data, name)]
+                    records = _built((built or {}).get(relative), sha256, name) or load_bytes(data, name)
+                    found = [summarize(r, reference_fields) for r in records]
                 except InputError as exc:
                     problems.extend(exc.problems)
                     continue

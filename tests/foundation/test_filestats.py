@@ -160,3 +160,21 @@ def test_attest_checks_every_document_again_where_a_stat_vouched_for_bytes_that_
     assert f"{registry / RUN}: $.spec: digest" in result.stderr and "digests.lock" in result.stderr, result.stderr
     assert sorted((registry / "attestations").glob("*.json")) == notes
     assert (registry / "digests.lock").read_bytes() == lock
+
+
+def test_the_first_lock_after_a_build_validates_nothing_again(registry, loads, tmp_path):
+    # A build keeps each file's validated documents (sitegen.buildload); the first lock (or
+    # attest, or verify) after it reads and hashes the files but takes their documents from there
+    # instead of validating every one again, and locks exactly what a full load would.
+    lock = (registry / "digests.lock").read_bytes()
+    assert cli("build", "--records", registry, "--out", tmp_path / "site", "--no-search").exit_code == 0
+    loads.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert loads == []
+    assert (registry / "digests.lock").read_bytes() == lock
+    # A file edited since the build is validated again, and its edit locked.
+    _same_size_same_mtime_edit(registry / RUN)
+    assert cli("lock", registry).exit_code == 0
+    assert loads == [str(registry / RUN)]
+    assert (registry / "digests.lock").read_bytes() != lock
+    assert cli("verify", registry, "--full").exit_code == 0
