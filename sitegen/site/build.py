@@ -209,9 +209,9 @@ def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exc
         previous_state = E.load_state(state, out, writer.previous_inputs) if asked else {}
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
         try:
-            memo = RenderMemo(site_key, writer.previous_page_keys)
+            memo = RenderMemo(site_key, writer.previous_page_keys, run_row)
             writer.page_keys = memo.keys
-            tokens = RowTokens(state, keys)
+            tokens = RowTokens(state, keys, run_row)
             taken = _take_unchanged(index, writer, keys)
             render_in_workers(
                 index, renderer, writer, _write_run_pages,

@@ -68,7 +68,7 @@ def test_an_edit_makes_only_its_groups_rows(records, tmp_path, monkeypatch):
     _lock(records)
     made = []
     token = rowtokens.row_token
-    monkeypatch.setattr(rowtokens, "row_token", lambda facts: made.append(facts.name) or token(facts))
+    monkeypatch.setattr(rowtokens, "row_token", lambda facts, row: made.append(facts.name) or token(facts, row))
     _build(records, out)
     same_operation = {json.loads(p.read_text())["metadata"]["name"] for p in _runs(records, "cross-entropy")}
     assert json.loads(run.read_text())["metadata"]["name"] in made

@@ -22,14 +22,17 @@ import hashlib
 from dataclasses import replace
 
 from sitegen.site.text.jsonout import to_json, twin
-from sitegen.site.pages.listings import run_row
 
 
 class RenderMemo:
-    """The keys of the pages this build writes, and those the site being replaced recorded."""
+    """The keys of the pages this build writes, and those the site being replaced recorded.
 
-    def __init__(self, site_key: str, previous: object):
+    ``row``: the listing row of a run (sitegen.site.pages.listings.run_row), handed in so that the
+    engine never imports the page models above it."""
+
+    def __init__(self, site_key: str, previous: object, row):
         self.site_key = site_key.encode()
+        self.row = row
         self.previous: dict = previous if isinstance(previous, dict) else {}
         self.keys: dict[str, str] = {}
 
@@ -59,6 +62,6 @@ class RenderMemo:
         held = writer.held("pageKeys", draft.path, key)
         if (held or self.previous.get(draft.path) == key) and writer.reuse([draft.path, twin(draft.path)], held=held):
             return
-        page = replace(draft, runs=[run_row(f) for f in draft.runs])
+        page = replace(draft, runs=[self.row(f) for f in draft.runs])
         writer.add(page.path, renderer.render(template, page))
         writer.add(twin(page.path), to_json(page))

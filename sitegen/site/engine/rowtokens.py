@@ -20,22 +20,25 @@ import hashlib
 
 from sitegen.buildstate import BuildState
 from sitegen.site.text.jsonout import to_json
-from sitegen.site.pages.listings import run_row
 from sitegen.site.engine.reuse import group_of
 
 
-def row_token(facts) -> str:
-    """What a listing page shows of ``facts``: its row, and the value its value-column cell is made from."""
-    made = hashlib.sha256(to_json(run_row(facts)))
+def row_token(facts, row) -> str:
+    """What a listing page shows of ``facts``: its row (``row(facts)``), and the value its value-column cell is made from."""
+    made = hashlib.sha256(to_json(row(facts)))
     made.update(repr((facts.metric, facts.statistic, facts.unit, facts.value)).encode())
     return made.hexdigest()[:32]
 
 
 class RowTokens:
-    """Each run's row token: from the previous build where the run's group key is unchanged, else made."""
+    """Each run's row token: from the previous build where the run's group key is unchanged, else made.
 
-    def __init__(self, state: BuildState, keys: dict[str, str]):
+    ``row``: the listing row of a run (sitegen.site.pages.listings.run_row), handed in so that the
+    engine never imports the page models above it."""
+
+    def __init__(self, state: BuildState, keys: dict[str, str], row):
         self.keys = keys
+        self.row = row
         self.state = state if state.usable else None
         self.stored: dict[str, dict[str, str]] = {} if self.state is None else self.state.row_tokens()
         self.previous = {key: self.stored.get(key, {}) for key in set(keys.values())}
@@ -52,7 +55,7 @@ class RowTokens:
         key = None if group is None else self.keys[group]
         found = None if key is None else self.previous.get(key, {}).get(name)
         if found is None:
-            found = row_token(facts)
+            found = row_token(facts, self.row)
             if key is not None:
                 self.made.add(key)
         if key is not None:
