@@ -51,7 +51,7 @@ def attest(
 
     The registry is read as `lock` reads it (sitegen.summaries): every document is checked, but
     files whose bytes this sitegen already validated come from the build state, so a note on the
-    bundled registry (11,000 runs) costs 1.6 s instead of 7.5 s. The run noted (and, for
+    bundled registry costs about a fifth of a full load (benchmarks/results/attest.txt). The run noted (and, for
     ``--value``, its protocol) is read whole from its file; where the file no longer holds the
     bytes its summary was made from (an edit its stat did not show), every document is loaded
     again, as ``full`` asks from the start."""

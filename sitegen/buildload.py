@@ -31,11 +31,6 @@ from sitegen.strictjson import MAX_FILE_BYTES
 from sitegen.summaries import by_folder
 
 
-def _usable(entry, digest: str) -> bool:
-    return (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == digest and isinstance(entry[1], list)
-            and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1]))
-
-
 def load_cached(root: Path, known: dict[str, str], state: BuildState, jobs: int = 1) -> tuple[list[Record], list[Problem]]:
     """What loader.load_paths([root]) returns, loading only the files ``state`` lacks.
 
@@ -93,7 +88,7 @@ def _load_folder(files: list[tuple[str, str]], known: dict[str, str], cached: di
     for name, relative in files:
         entry = cached.get(relative)
         digest = known.get(relative)
-        if digest is None or not _usable(entry, digest):
+        if digest is None or not BuildState.usable_entry(entry, digest):
             try:
                 data = read_regular(name, MAX_FILE_BYTES, registry=root)
                 loaded = load_bytes(data, name)

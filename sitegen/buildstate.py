@@ -260,6 +260,12 @@ class BuildState:
             return {}
         return unpickle_models(rows[0][1])
 
+    @staticmethod
+    def usable_entry(entry, sha256: str) -> bool:
+        """Whether one file's entry of documents() is well formed and was made from the bytes of ``sha256``."""
+        return (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == sha256 and isinstance(entry[1], list)
+                and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1]))
+
     def put_documents(self, folder: str, payload: bytes) -> None:
         self._write([("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
                       (folder, code_version(), hashlib.sha256(payload).hexdigest(), payload))])

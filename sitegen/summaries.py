@@ -153,8 +153,7 @@ def _stored(text: str | None) -> dict:
 
 def _built(entry, sha256: str, name: str) -> list[Record] | None:
     """The documents a build kept for a file (sitegen.buildload's entry), if they were made from these bytes."""
-    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == sha256 and isinstance(entry[1], list)
-            and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1])):
+    if not BuildState.usable_entry(entry, sha256):
         return None
     return [Record(name, *parts) for parts in entry[1]]
 
