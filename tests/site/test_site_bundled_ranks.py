@@ -14,7 +14,7 @@ from sitegen.site.build import build_site
 RECORDS = Path(__file__).resolve().parents[2] / "records"
 # The bundled --like rerun of the seed record: the one H200 run that names the run it reran.
 LIKE_RUN = next(p.stem for p in sorted((RECORDS / "runs" / "jsd").glob("rerun-*.json")) if '"rerunOf"' in p.read_text())
-RANK = re.compile(r"^(=?\d+( · no interval)?|noisy)( · this run noisy)?( \(another run represents it\))?$")
+RANK = re.compile(r"^(=?\d+( · no interval)?( · faster but set aside: .+ \((noisy|flagged: [a-z_, ]+)\))?|noisy)( · this run noisy)?( \(another run represents it\))?$")
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 
 from conftest import SEED_RUN, TORCH_RUN, edit_run
 from sitecheck import catalog_runs
@@ -51,3 +52,41 @@ def test_measurements_at_other_statistics_do_not_rank_and_say_which_is_missing(r
     runs = _catalog(registry_copy, tmp_path)
     assert runs[TORCH_RUN]["rank"] is None
     assert runs[TORCH_RUN]["notEligible"] == [NO_MEDIAN]
+
+
+def _noisy(latency_ns: int):
+    """The run's published p20-p80 spread 2x: over the 1.5x that makes a run noisy."""
+    def change(spec):
+        spec["measurements"] = [{"metric": "latency", "statistic": s, "unit": "ns", "value": v}
+                                for s, v in (("p20", latency_ns * 2 // 3), ("p80", latency_ns * 4 // 3))]
+    return change
+
+
+def test_a_rank_that_a_faster_noisy_run_undercuts_is_no_first_place(registry_copy, tmp_path):
+    # torch (4.97 ms) is faster than Liger (9.11 ms) in their B200 cohort; made noisy, it holds no
+    # rank, and Liger, ranked alone, must not read as the fastest anywhere.
+    edit_run(registry_copy, TORCH_RUN, _noisy(4_971_584))
+    runs = _catalog(registry_copy, tmp_path)
+    site = tmp_path / "site"
+    torch_name = runs[TORCH_RUN]["implementation"]
+    assert runs[TORCH_RUN]["rankLabel"] == "noisy"
+    assert runs[SEED_RUN]["rank"] == 1
+    assert f"faster but set aside: {torch_name} (noisy)" in runs[SEED_RUN]["rankLabel"]
+    record = html.unescape((site / "runs" / SEED_RUN / "index.html").read_text())
+    assert f"faster but set aside: {torch_name} (noisy)" in record
+    # No badge states a rank 1 that a faster run undercuts: Liger's only B200 rank is this one.
+    assert not (site / "badges" / "liger" / "jensen-shannon-divergence" / "nvidia-b200.svg").exists()
+    summary = json.loads((site / "operations" / "jensen-shannon-divergence" / "nvidia-b200" / "index.json").read_text())["summary"]
+    answers = " ".join(group["answer"] for group in summary)
+    assert "Liger is" not in answers
+    assert "a run set aside (noisy or flagged) measured faster than the leader" in answers
+
+
+def test_without_a_faster_set_aside_run_the_same_rank_is_a_first_place(registry_copy, tmp_path):
+    # The control: the same cohort as published, torch ahead of Liger, nothing set aside.
+    runs = _catalog(registry_copy, tmp_path)
+    assert runs[SEED_RUN]["rankLabel"] == "2"
+    assert runs[TORCH_RUN]["rank"] == 1
+    assert "set aside" not in runs[TORCH_RUN]["rankLabel"]
+    badge = tmp_path / "site" / "badges" / "torch" / "jensen-shannon-divergence" / "nvidia-b200.svg"
+    assert "#1 forward" in badge.read_text()

@@ -36,7 +36,7 @@ def _outcome(f) -> list:
     interval = None if f.interval is None else [f.interval.low, f.interval.high, f.interval.method]
     return [interval, f.noisy, None if f.representative is None else f.representative.name, [o.name for o in f.also],
             f.rank, f.rank_label, f.rank_note, f.rank_reason, None if f.leader is None else f.leader.name,
-            None if f.leader_ratio is None else list(f.leader_ratio)]
+            None if f.leader_ratio is None else list(f.leader_ratio), f.faster_set_aside]
 
 
 def _apply(members, stored: str) -> bool:
@@ -51,16 +51,17 @@ def _apply(members, stored: str) -> bool:
     try:
         parsed = []
         for f in members:
-            interval, noisy, representative, also, rank, label, note, reason, leader, ratio = outcomes[f.name]
+            interval, noisy, representative, also, rank, label, note, reason, leader, ratio, aside = outcomes[f.name]
             parsed.append((f, None if interval is None else Interval(float(interval[0]), float(interval[1]), str(interval[2])),
                            noisy, None if representative is None else by_name[representative], [by_name[o] for o in also],
                            rank, label, note, reason, None if leader is None else by_name[leader],
-                           None if ratio is None else (float(ratio[0]), float(ratio[1]), str(ratio[2]))))
+                           None if ratio is None else (float(ratio[0]), float(ratio[1]), str(ratio[2])), [str(a) for a in aside]))
     except (TypeError, ValueError, KeyError, IndexError):
         return False
-    for f, interval, noisy, representative, also, rank, label, note, reason, leader, ratio in parsed:
+    for f, interval, noisy, representative, also, rank, label, note, reason, leader, ratio, aside in parsed:
         f.interval, f.noisy, f.representative, f.also = interval, noisy, representative, also
         f.rank, f.rank_label, f.rank_note, f.rank_reason, f.leader, f.leader_ratio = rank, label, note, reason, leader, ratio
+        f.faster_set_aside = aside
     return True
 
 

@@ -23,6 +23,10 @@ Rules (the "How ranks work" text on operation pages says the same):
   the protocol's minimum effect (comparability.minEffect, 1% when absent). Otherwise it
   shares that rank ("=2"). Without an interval on either side the gap alone decides, and
   the rank says "no interval". Ranks count the implementations ahead (1, =2, =2, 4).
+- Set aside. Ranks are places among the ranked runs. Where a noisy or flagged run of
+  another implementation measured faster, the rank's note names it ("faster but set
+  aside: …"), and the run is no first place (RunFacts.leads), holds no badge and is no
+  lead in a summary.
 
 This follows criterion.rs (a change must clear both a confidence interval and a noise
 threshold) and nvbench's compare script (relative noise decides before the difference).
@@ -214,12 +218,42 @@ def rank_cohort(members: list[RunFacts]) -> None:
     for facts in ranked:
         counts[facts.rank] = counts.get(facts.rank, 0) + 1
     leader = ranked[0] if ranked else None
+    aside = _set_aside(members)
     for facts in ranked:
         facts.rank_label = f"={facts.rank}" if counts[facts.rank] > 1 else str(facts.rank)
         facts.leader = leader
         # How sure the gap to the leader is, which the summary states beside the ratio.
         if facts is not leader and leader.value:
             facts.leader_ratio = _ratio_interval(estimates[id(leader)], estimates[id(facts)])
+        facts.faster_set_aside = [f"{name} ({why})" for value, name, why in aside
+                                  if value < facts.value and name != facts.implementation.model.spec.name]
+        if facts.faster_set_aside:
+            note = "faster but set aside: " + ", ".join(facts.faster_set_aside)
+            facts.rank_note = f"{facts.rank_note} · {note}" if facts.rank_note else note
+
+
+def _set_aside(members: list[RunFacts]) -> list[tuple[float, str, str]]:
+    """(value, implementation, why) of each implementation's fastest run that the cohort measured but did
+    not rank: a noisy representative, or a run flagged by an integrity check (and nothing else).
+
+    Ranks are places among the ranked runs only. A set-aside run that measured faster than a
+    ranked one still ran (its output passed the gate; its timing is what is in doubt), so the
+    ranked run's rank says so, and no page calls it first or fastest (a badge, a tally of
+    firsts). A failed, retracted or dry run is not counted: its speed says nothing."""
+    fastest: dict[str, tuple[float, str, str]] = {}
+    for f in members:
+        if f.value is None:
+            continue
+        if f.reasons and all(r.startswith("flagged: ") for r in f.reasons):
+            why = "flagged: " + ", ".join(text.split(":")[0] for text in f.flagged)
+        elif not f.reasons and f.representative is None and f.rank_label == "noisy":
+            why = "noisy"
+        else:
+            continue
+        name = f.implementation.model.spec.name
+        if name not in fastest or f.value < fastest[name][0]:
+            fastest[name] = (f.value, name, why)
+    return sorted(fastest.values())
 
 
 def tally_firsts(firsts: Iterable[tuple[str, bool]]) -> dict[str, list[int]]:

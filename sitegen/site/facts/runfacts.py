@@ -67,6 +67,10 @@ class RunFacts:
     leader_ratio: tuple[float, float, str] | None = None
     """For a ranked run behind the leader: (low, high, how) of the ratio of its value to the leader's,
     the 95% bootstrap interval when both have samples; None for the leader or without intervals."""
+    faster_set_aside: list[str] = field(default_factory=list)
+    """For a ranked representative: the implementations whose runs in the cohort measured faster but were
+    set aside (noisy, or flagged by an integrity check), each ``name (why)``. Its rank is a place among
+    the ranked runs only: no page calls it first or fastest while this is not empty."""
     attestations: list[Record] = field(default_factory=list)
     reruns: list[RunFacts] = field(default_factory=list)
     rerun_of: RunFacts | None = None
@@ -111,6 +115,11 @@ class RunFacts:
     def holds_rank(self) -> bool:
         """Its implementation's representative in a cohort, ranked (strict or shared, not noisy): what a badge states."""
         return self.rank is not None and bool(self.cohort) and self.representative is None and self.rank_label not in (None, "noisy")
+
+    @property
+    def leads(self) -> bool:
+        """First in its cohort with no faster run set aside: what a tally of firsts counts."""
+        return self.rank == 1 and self.representative is None and not self.faster_set_aside
 
     @property
     def ranked_as(self) -> RunFacts:

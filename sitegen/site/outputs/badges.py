@@ -45,8 +45,9 @@ def badges(index: Index) -> list[Badge]:
     best: dict[tuple[str, str, str], RunFacts] = {}
     grouped: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
     for f in index.runs:
-        # Representatives only: a badge states its implementation's rank, never a second run's.
-        if f.holds_rank:
+        # Representatives only: a badge states its implementation's rank, never a second run's; and never
+        # a rank that a faster run set aside (noisy or flagged) undercuts: a badge has no room to say so.
+        if f.holds_rank and not f.faster_set_aside:
             grouped[(f.implementation.name, f.operation.name, f.gpu_slug)].append(f)
     for key, runs in grouped.items():
         # _choice's labels only for the runs that tie on its first fields: the same minimum,

@@ -61,7 +61,8 @@ def _headline_firsts(runs: list[RunFacts], index: Index) -> dict[str, tuple[str,
         if first.timed_pass != headline or first.metric != "latency" or len({f.implementation.name for f in members if f.rank is not None}) < 2:
             continue
         gpu, firsts, total = out.get(first.gpu_slug, (first.gpu, [], 0))
-        firsts.extend((L.implementation_label(f.implementation), f.rank_label == "1") for f in members if f.rank == 1)
+        # A first that a faster run set aside (noisy or flagged) undercuts is no first (RunFacts.leads).
+        firsts.extend((L.implementation_label(f.implementation), f.rank_label == "1") for f in members if f.leads)
         out[first.gpu_slug] = (gpu, firsts, total + 1)
     return out
 

@@ -46,6 +46,11 @@ class SummaryRow:
     cohort: Link
     bootstrap: bool = False
     """The interval is the 95% bootstrap interval of the ratio; otherwise it is a range between the runs' own intervals, or none."""
+    set_aside: str = ""
+    """Implementations set aside (noisy, or flagged by an integrity check) whose runs measured faster than the
+    leader, or between leader and runner-up: then the row is no first place and no lead over the next."""
+    ahead_of_runner_up: bool = False
+    """A set-aside run measured between the leader and the runner-up, so the gap is not the leader's lead."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
     if not ranked:
         return None
     leader, runner = ranked[0], ranked[1] if len(ranked) > 1 else None
+    between = [x for x in runner.faster_set_aside if x not in leader.faster_set_aside] if runner else []
     axes = leader.workload.model.spec.axes
     workload = " · ".join(f"{k} = {L.scalar(axes[k])}" for k in varying) or L.workload_label(leader.workload)
     return SummaryRow(
@@ -113,13 +119,16 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
         tied=bool(runner and runner.rank == leader.rank),
         cohort=Link("evidence", f"{page}#{L.cohort_id(key)}"),
         bootstrap=bool(runner and runner.leader_ratio and "bootstrap" in runner.leader_ratio[2]),
+        set_aside=", ".join(leader.faster_set_aside + between), ahead_of_runner_up=bool(between),
     )
 
 
 def _answer(rows: list[SummaryRow]) -> str:
     # A win needs someone beaten: where one implementation alone is ranked, it is not "fastest".
-    firsts = tally_firsts((r.leader.text, not r.tied) for r in rows if r.runner_up is not None)
-    alone = tally_firsts((r.leader.text, True) for r in rows if r.runner_up is None)
+    # Nor is a leader first where a run set aside (noisy or flagged) measured faster.
+    undercut = sum(1 for r in rows if r.set_aside and not r.ahead_of_runner_up)
+    firsts = tally_firsts((r.leader.text, not r.tied) for r in rows if r.runner_up is not None and not r.set_aside)
+    alone = tally_firsts((r.leader.text, True) for r in rows if r.runner_up is None and not r.set_aside)
     n = len(rows)
     most = sorted(((name, k) for name, (k, _) in firsts.items() if k), key=lambda item: (-item[1], item[0]))
     lone = "".join(f"; {name} is the only ranked implementation at {k} of {n}" for name, (k, _) in sorted(alone.items()))
@@ -130,7 +139,10 @@ def _answer(rows: list[SummaryRow]) -> str:
     else:
         text = "; ".join(f"{name} is fastest alone at {k} of {n} workloads" for name, k in most[:2])
     text += lone
-    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied)
+    if undercut:
+        text += (f"; at {undercut} of {n} a run set aside (noisy or flagged) measured faster than the leader, "
+                 "which is first among ranked runs only there")
+    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied and not r.set_aside)
     if ratios:
         low, high = units.times(ratios[0]), units.times(ratios[-1])
         text += f"; the runner-up is {low} slower" if low == high else f"; the runner-up is {low.removesuffix('×')}–{high} slower"
