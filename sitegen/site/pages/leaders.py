@@ -48,9 +48,9 @@ class SummaryRow:
     """The interval is the 95% bootstrap interval of the ratio; otherwise it is a range between the runs' own intervals, or none."""
     set_aside: str = ""
     """Implementations set aside (noisy, or flagged by an integrity check) whose runs measured faster than the
-    leader, or between leader and runner-up: then the row is no first place and no lead over the next."""
-    ahead_of_runner_up: bool = False
-    """A set-aside run measured between the leader and the runner-up, so the gap is not the leader's lead."""
+    leader: then the leader is first among ranked runs only, and the row is no first place."""
+    set_aside_between: str = ""
+    """Those that measured between the leader and the runner-up: the gap is then not the leader's lead."""
 
 
 @dataclass(frozen=True)
@@ -119,14 +119,14 @@ def _summary_row(key: str, index: Index, varying: list[str], page: str) -> Summa
         tied=bool(runner and runner.rank == leader.rank),
         cohort=Link("evidence", f"{page}#{L.cohort_id(key)}"),
         bootstrap=bool(runner and runner.leader_ratio and "bootstrap" in runner.leader_ratio[2]),
-        set_aside=", ".join(leader.faster_set_aside + between), ahead_of_runner_up=bool(between),
+        set_aside=", ".join(leader.faster_set_aside), set_aside_between=", ".join(between),
     )
 
 
 def _answer(rows: list[SummaryRow]) -> str:
     # A win needs someone beaten: where one implementation alone is ranked, it is not "fastest".
     # Nor is a leader first where a run set aside (noisy or flagged) measured faster.
-    undercut = sum(1 for r in rows if r.set_aside and not r.ahead_of_runner_up)
+    undercut = sum(1 for r in rows if r.set_aside)
     firsts = tally_firsts((r.leader.text, not r.tied) for r in rows if r.runner_up is not None and not r.set_aside)
     alone = tally_firsts((r.leader.text, True) for r in rows if r.runner_up is None and not r.set_aside)
     n = len(rows)
@@ -142,7 +142,8 @@ def _answer(rows: list[SummaryRow]) -> str:
     if undercut:
         text += (f"; at {undercut} of {n} a run set aside (noisy or flagged) measured faster than the leader, "
                  "which is first among ranked runs only there")
-    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied and not r.set_aside)
+    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.ratio > 1 and not r.tied
+                    and not r.set_aside and not r.set_aside_between)
     if ratios:
         low, high = units.times(ratios[0]), units.times(ratios[-1])
         text += f"; the runner-up is {low} slower" if low == high else f"; the runner-up is {low.removesuffix('×')}–{high} slower"
