@@ -204,7 +204,11 @@ def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exc
         # The site in --out must hold only sitegen's files before it becomes the standby; the
         # standby is used only when it is as the build that wrote it left it.
         listed = verify_live(out, live, state, checked.intact) if live is not None else None
-        standby = find_standby(out, state) if state.usable and use_standby else forget_all(out, state)
+        # No site in --out (never built, or deleted to force a full build): a standby left beside it
+        # would bring back what the reader deleted (it shares the old site's files), and there is
+        # no site to exchange it with, so it is removed and the site is built whole.
+        usable = state.usable and use_standby and live is not None
+        standby = find_standby(out, state) if usable else forget_all(out, state)
         writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, live=live, standby=standby)
         previous_state = E.load_state(state, out, writer.previous_inputs) if asked else {}
         # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.

@@ -303,3 +303,19 @@ def test_a_note_reindexes_its_operations_shard_and_the_summary_pages_only(tmp_pa
     assert len(shards) == 2 and search.SUMMARY_SHARD in shards, shards
     others = [page for page in indexed if not page.startswith(("runs/", "operations/")) and page != "index.html"]
     assert set(others) <= {"operations/index.html", "implementations/index.html", "gpus/index.html"}, others
+
+
+def test_a_deleted_site_is_built_whole_again_without_its_standby(registry_copy, tmp_path):
+    # "Delete --out to force a full build": the standby kept beside it shares the old site's files
+    # (hard links), so a page edited in place before the delete must not come back from it; and
+    # with no site to exchange it with, the build once failed with "cannot write".
+    out, full = tmp_path / "site", tmp_path / "full"
+    _build(registry_copy, out)
+    _build(registry_copy, full, "--full")
+    assert any(p.name.startswith(".site.standby-") for p in tmp_path.iterdir())
+    page = out / "runs" / TORCH_RUN / "index.html"
+    with page.open("r+b") as handle:
+        handle.write(b"tampered")
+    shutil.rmtree(out)
+    _build(registry_copy, out)
+    assert _files(out) == _files(full)
