@@ -15,7 +15,6 @@ class PlainTorchJSD(Implementation):
     operation = "jsd"
     needs = ("torch",)
     install = "pip install torch"
-    title = "plain-torch JSD (sitegen example)"
 
     def build(self, *, dynamic: bool = False):
         from sitegen_example_jsd.loss import JSDLoss
