@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 
 import pytest
 
@@ -63,3 +64,18 @@ def test_any_failed_gate_withholds_verified(registry_copy, change):
 def test_attestations_never_change_the_level(registry_copy):
     runs = _index(registry_copy)
     assert runs[SEED_RUN].attestations and runs[SEED_RUN].level == "Reported"
+
+
+def test_a_dry_runs_unmade_gpu_checks_do_not_read_as_a_failed_kernel(registry_copy, tmp_path):
+    # A CPU rehearsal cannot read NVML, so its throttle check says "not checked"; its page must
+    # not tell a kernel author that their code failed an integrity check.
+    dry = "sitegen-h200-tokens2048-dry-2026-08-19"
+
+    def unmade(spec):
+        spec["evidence"]["integrity"].append({"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"})
+    edit_run(registry_copy, dry, unmade)
+    build_site(registry_copy, tmp_path / "site")
+    page = html.unescape((tmp_path / "site" / "runs" / dry / "index.html").read_text())
+    assert "flagged: throttle: not checked: NVML unavailable" in page
+    assert "a run that failed an integrity check" not in page
+    assert "A dry run (CPU rehearsal)" in page

@@ -55,6 +55,8 @@ class RankLine:
     flagged: list[str]
     leader: Link | None
     leader_value: str | None
+    dry_run: bool = False
+    """A CPU rehearsal: its flags are the checks a CPU cannot make, not a kernel's failures."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,7 @@ def _rank(facts: RunFacts, index: Index) -> RankLine:
         rank_reason=shown.rank_reason if shown else None, representative=shown is facts,
         represented_by=represented_by, cohort=cohort, comparison=comparison_kind(facts), observed=facts.observed,
         reasons="; ".join(r for r in facts.reasons if not r.startswith("flagged: ")) or None, flagged=facts.flagged,
-        leader=leader, leader_value=leader_value,
+        leader=leader, leader_value=leader_value, dry_run=facts.dry_run,
     )
 
 
