@@ -63,3 +63,11 @@ def test_manifest_fields_read_as_words_with_units():
     assert F.label("hardware.someNewLimitW") == "Hardware · some new limit"
     assert F.value("hardware.someNewLimitW", 350) == "350 W"
     assert F.label("instance.gpuUuid") == "Instance · GPU UUID"
+
+
+def test_an_empty_reading_says_none_instead_of_a_blank():
+    from sitegen.site.text import field_labels as F
+
+    # NVML's throttle reasons before a run, read as an empty list: a blank cell reads as missing data.
+    assert F.value("gpuBefore.throttleReasons", []) == "none"
+    assert F.value("gpuBefore.throttleReasons", ["sw_power_cap"]) == "sw_power_cap"

@@ -125,7 +125,8 @@ def value(key: str, raw) -> str:
         number = f"{raw:,}" if isinstance(raw, int) else f"{raw:g}"
         return f"{number} {_UNIT_TEXT[unit]}" if unit else number
     if isinstance(raw, list):
-        return ", ".join(value(key, item) for item in raw)
+        # An empty list is a reading of nothing (no throttle reason), never a blank cell.
+        return ", ".join(value(key, item) for item in raw) or "none"
     return str(raw)
 
 
