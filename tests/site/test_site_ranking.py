@@ -80,6 +80,9 @@ def test_a_rank_that_a_faster_noisy_run_undercuts_is_no_first_place(registry_cop
     answers = " ".join(group["answer"] for group in summary)
     assert "Liger is" not in answers
     assert "a run set aside (noisy or flagged) measured faster than the leader" in answers
+    # The noisy run's own page does not call its "noisy" a rank it represents.
+    noisy = html.unescape((site / "runs" / TORCH_RUN / "index.html").read_text())
+    assert "Not ranked (noisy)" in noisy and "The implementation's rank: this run represents it" not in noisy
 
 
 def test_without_a_faster_set_aside_run_the_same_rank_is_a_first_place(registry_copy, tmp_path):
