@@ -257,3 +257,16 @@ def test_what_is_timed_reads_in_sentences_on_the_protocol_page(bundled):
     joined = " ".join(markup.unescape(b) for b in blocks)
     for sentence in re.split(r"(?<=[.])\s+(?=[A-Z])", notes):
         assert sentence.split("; ")[-1].strip() in joined, sentence[:80]
+
+
+def test_a_chart_says_which_points_of_a_drawn_line_it_leaves_out(bundled):
+    # The fused head's H200 forward runs at 8,192 tokens are flagged (the records' own checks say so):
+    # the chart draws sitegen's line without that point, and must say so rather than drop the column.
+    [record] = (RECORDS / "runs" / "fused-linear-jsd").glob(
+        "rerun-fused-linear-jsd-forward-sitegen-nvidia-h200-hidden4096-tokens8192-*.json")
+    checks = json.loads(record.read_text())["spec"]["evidence"]["integrity"]
+    assert any(not check["passed"] for check in checks)
+    html = (bundled / "operations" / "fused-linear-jsd" / "nvidia-h200" / "index.html").read_text()
+    figures = re.findall(r'<figure class="chart-block".*?</figure>', html, re.S)
+    forward = next(f for f in figures if "· bf16 · forward ·" in f)
+    assert re.search(r"Not drawn: [^<]*sitegen at tokens = 8,?192: flagged", forward)

@@ -118,6 +118,15 @@ def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[
                          if (note := pass_note(next(iter(cells.values()))))]
                 missing = [f"{name}: {_why_missing(tried[key][name]) if tried[key].get(name) else 'not run'}"
                            for name in sorted(slots) if name not in lines]
+                # A drawn line's points that were measured but not ranked (a gap, or a workload no line
+                # reaches, such as one where every run was flagged) are said, not silently dropped.
+                for name, cells in lines.items():
+                    unranked: dict[float, list[RunFacts]] = defaultdict(list)
+                    for f in tried[key][name]:
+                        if float(f.workload.model.spec.axes[axis]) not in cells:
+                            unranked[float(f.workload.model.spec.axes[axis])].append(f)
+                    missing += [f"{name} at {axis} = {L.scalar(found[0].workload.model.spec.axes[axis])}: {_why_missing(found)}"
+                                for _, found in sorted(unranked.items())]
                 views.append(ChartView(view.id, view.caption, view.svg, view.columns, view.rows, notes, missing))
     return views
 
