@@ -86,7 +86,8 @@ def test_a_ten_fold_spread_is_noisy_and_never_ranked(registry_copy, tmp_path):
     _plant(registry_copy, 1.0, spread)
     out, runs = _build(registry_copy, tmp_path)
     assert runs[LIGER]["rankLabel"] == "noisy" and runs[LIGER]["rank"] is None
-    assert runs[SITEGEN]["rankLabel"] == "1"
+    # Liger's median (550 µs) is under sitegen's: ranked alone, sitegen's rank says what it did not beat.
+    assert runs[SITEGEN]["rankLabel"] == "1 · faster but set aside: Liger (noisy)"
     assert "p80/p20 = 10.00× (over 1.5×)" in (out / "runs" / LIGER / "index.html").read_text()
 
 
@@ -122,6 +123,17 @@ def test_a_failed_integrity_check_takes_the_run_out_of_every_ranking(registry_co
     assert "flagged: roofline: above the 0.74 ms copy floor" in record and "<del>" in record
     operation = (out / H200_PAGE).read_text()
     assert "<del>410 µs</del>" in operation and "not ranked: flagged: roofline" in operation
+
+
+def test_a_faster_run_flagged_for_a_slowed_gpu_undercuts_the_ranked_one_but_not_one_faster_than_physics(registry_copy, tmp_path):
+    # Throttled clocks can only have slowed Liger: at half sitegen's time it is faster still. A
+    # run under the copy floor (roofline) undercuts no one: its speed is what is in doubt (above).
+    _plant(registry_copy, 0.5)
+    edit_run(registry_copy, LIGER, lambda s: s["evidence"]["integrity"].append(
+        {"name": "throttle", "passed": False, "detail": "SM clocks seen [1560, 1965] MHz of 1980 max"}))
+    _, runs = _build(registry_copy, tmp_path)
+    assert runs[LIGER]["rank"] is None
+    assert runs[SITEGEN]["rankLabel"] == "1 · faster but set aside: Liger (flagged: throttle)"
 
 
 def test_one_row_per_implementation_and_the_others_also_measured(registry_copy, tmp_path):

@@ -23,10 +23,11 @@ Rules (the "How ranks work" text on operation pages says the same):
   the protocol's minimum effect (comparability.minEffect, 1% when absent). Otherwise it
   shares that rank ("=2"). Without an interval on either side the gap alone decides, and
   the rank says "no interval". Ranks count the implementations ahead (1, =2, =2, 4).
-- Set aside. Ranks are places among the ranked runs. Where a noisy or flagged run of
-  another implementation measured faster, the rank's note names it ("faster but set
-  aside: …"), and the run is no first place (RunFacts.leads), holds no badge and is no
-  lead in a summary.
+- Set aside. Ranks are places among the ranked runs. Where a run of another
+  implementation measured faster but was set aside as noisy, or flagged only by a check
+  that a slowed GPU fails (throttle, exclusive_gpu: its speed can only be understated),
+  the rank's note names it ("faster but set aside: …"), and the run is no first place
+  (RunFacts.leads), holds no badge and is no lead in a summary.
 
 This follows criterion.rs (a change must clear both a confidence interval and a noise
 threshold) and nvbench's compare script (relative noise decides before the difference).
@@ -232,20 +233,30 @@ def rank_cohort(members: list[RunFacts]) -> None:
             facts.rank_note = f"{facts.rank_note} · {note}" if facts.rank_note else note
 
 
+# Integrity checks that fail when the GPU, not the code, was slowed (throttled clocks, another
+# process on the board): a run flagged by these alone measured no faster than it would have run,
+# so if it still beat a ranked run, that speed is real. Every other check fails on the timing
+# itself (faster than the memory floor, work hidden past the timer, a repeated input served from
+# cache...): such a run's speed is the thing in doubt and undercuts no one.
+SLOWING_CHECKS = ("throttle", "exclusive_gpu")
+
+
 def _set_aside(members: list[RunFacts]) -> list[tuple[float, str, str]]:
     """(value, implementation, why) of each implementation's fastest run that the cohort measured but did
-    not rank: a noisy representative, or a run flagged by an integrity check (and nothing else).
+    not rank: a noisy representative, or a run flagged only by SLOWING_CHECKS (and nothing else).
 
     Ranks are places among the ranked runs only. A set-aside run that measured faster than a
-    ranked one still ran (its output passed the gate; its timing is what is in doubt), so the
-    ranked run's rank says so, and no page calls it first or fastest (a badge, a tally of
-    firsts). A failed, retracted or dry run is not counted: its speed says nothing."""
+    ranked one still ran (its output passed the gate; only the steadiness or the conditions of
+    its timing are in doubt), so the ranked run's rank says so, and no page calls it first or
+    fastest (a badge, a tally of firsts). A failed, retracted or dry run is not counted, nor one
+    whose flags doubt the timing itself: their speed says nothing."""
     fastest: dict[str, tuple[float, str, str]] = {}
     for f in members:
         if f.value is None:
             continue
-        if f.reasons and all(r.startswith("flagged: ") for r in f.reasons):
-            why = "flagged: " + ", ".join(text.split(":")[0] for text in f.flagged)
+        checks = [text.split(":")[0] for text in f.flagged]
+        if f.reasons and all(r.startswith("flagged: ") for r in f.reasons) and all(c in SLOWING_CHECKS for c in checks):
+            why = "flagged: " + ", ".join(checks)
         elif not f.reasons and f.representative is None and f.rank_label == "noisy":
             why = "noisy"
         else:
