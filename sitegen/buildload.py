@@ -75,7 +75,7 @@ def load_cached(root: Path, known: dict[str, str], state: BuildState, jobs: int 
         problems += more
         for name, relative in files:
             if relative in kept:
-                records.extend(Record(name, *parts) for parts in kept[relative][1])
+                records.extend(BuildState.entry_records(kept[relative], name))
     state.keep_document_folders([folder for folder, _ in work])
     return records, sorted(problems)
 

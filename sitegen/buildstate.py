@@ -266,6 +266,13 @@ class BuildState:
         return (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == sha256 and isinstance(entry[1], list)
                 and all(isinstance(e, tuple) and len(e) == 4 for e in entry[1]))
 
+    @staticmethod
+    def entry_records(entry, name: str) -> list:
+        """The loader.Records of one file's entry of documents() (``name``: the file, as problems name it)."""
+        from sitegen.loader import Record
+
+        return [Record(name, *parts) for parts in entry[1]]
+
     def put_documents(self, folder: str, payload: bytes) -> None:
         self._write([("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
                       (folder, code_version(), hashlib.sha256(payload).hexdigest(), payload))])

@@ -155,7 +155,7 @@ def _built(entry, sha256: str, name: str) -> list[Record] | None:
     """The documents a build kept for a file (sitegen.buildload's entry), if they were made from these bytes."""
     if not BuildState.usable_entry(entry, sha256):
         return None
-    return [Record(name, *parts) for parts in entry[1]]
+    return BuildState.entry_records(entry, name)
 
 
 def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path,

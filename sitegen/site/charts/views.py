@@ -123,8 +123,9 @@ def sweep_charts(runs: list[RunFacts], floor_of: FloorOf | None = None) -> list[
                 for name, cells in lines.items():
                     unranked: dict[float, list[RunFacts]] = defaultdict(list)
                     for f in tried[key][name]:
-                        if float(f.workload.model.spec.axes[axis]) not in cells:
-                            unranked[float(f.workload.model.spec.axes[axis])].append(f)
+                        x = float(f.workload.model.spec.axes[axis])
+                        if x not in cells:
+                            unranked[x].append(f)
                     missing += [f"{name} at {axis} = {L.scalar(found[0].workload.model.spec.axes[axis])}: {_why_missing(found)}"
                                 for _, found in sorted(unranked.items())]
                 views.append(ChartView(view.id, view.caption, view.svg, view.columns, view.rows, notes, missing))

@@ -35,7 +35,7 @@ def _outcome(f) -> list:
     """What rank_cohort set on ``f``, other runs by name."""
     interval = None if f.interval is None else [f.interval.low, f.interval.high, f.interval.method]
     return [interval, f.noisy, None if f.representative is None else f.representative.name, [o.name for o in f.also],
-            f.rank, f.rank_label, f.rank_note, f.rank_reason, None if f.leader is None else f.leader.name,
+            f.rank, f.rank_label, f.interval_note, f.rank_reason, None if f.leader is None else f.leader.name,
             None if f.leader_ratio is None else list(f.leader_ratio), f.faster_set_aside]
 
 
@@ -60,7 +60,7 @@ def _apply(members, stored: str) -> bool:
         return False
     for f, interval, noisy, representative, also, rank, label, note, reason, leader, ratio, aside in parsed:
         f.interval, f.noisy, f.representative, f.also = interval, noisy, representative, also
-        f.rank, f.rank_label, f.rank_note, f.rank_reason, f.leader, f.leader_ratio = rank, label, note, reason, leader, ratio
+        f.rank, f.rank_label, f.interval_note, f.rank_reason, f.leader, f.leader_ratio = rank, label, note, reason, leader, ratio
         f.faster_set_aside = aside
     return True
 

@@ -213,7 +213,7 @@ def rank_cohort(members: list[RunFacts]) -> None:
                 rank = position
         facts.rank = rank
         if not with_interval or facts.interval is None:
-            facts.rank_note = "no interval"
+            facts.interval_note = "no interval"
         previous = facts
     counts: dict[int, int] = {}
     for facts in ranked:
@@ -228,9 +228,6 @@ def rank_cohort(members: list[RunFacts]) -> None:
             facts.leader_ratio = _ratio_interval(estimates[id(leader)], estimates[id(facts)])
         facts.faster_set_aside = [f"{name} ({why})" for value, name, why in aside
                                   if value < facts.value and name != facts.implementation.model.spec.name]
-        if facts.faster_set_aside:
-            note = "faster but set aside: " + ", ".join(facts.faster_set_aside)
-            facts.rank_note = f"{facts.rank_note} · {note}" if facts.rank_note else note
 
 
 # Integrity checks that fail when the GPU, not the code, was slowed (throttled clocks, another
@@ -254,7 +251,7 @@ def _set_aside(members: list[RunFacts]) -> list[tuple[float, str, str]]:
     for f in members:
         if f.value is None:
             continue
-        checks = [text.split(":")[0] for text in f.flagged]
+        checks = f.failed_checks
         if f.reasons and all(r.startswith("flagged: ") for r in f.reasons) and all(c in SLOWING_CHECKS for c in checks):
             why = "flagged: " + ", ".join(checks)
         elif not f.reasons and f.representative is None and f.rank_label == "noisy":

@@ -59,7 +59,7 @@ class RunFacts:
     """Position among the cohort's ranked implementations (shared by a tie); representatives only."""
     rank_label: str | None = None
     """``1``, ``=2`` or ``noisy``; representatives only."""
-    rank_note: str | None = None
+    interval_note: str | None = None
     """``no interval`` when a neighbour comparison had no interval to stand on."""
     rank_reason: str | None = None
     """Why the rank is shared or distinct from the implementation ranked just ahead."""
@@ -115,6 +115,19 @@ class RunFacts:
     def holds_rank(self) -> bool:
         """Its implementation's representative in a cohort, ranked (strict or shared, not noisy): what a badge states."""
         return self.rank is not None and bool(self.cohort) and self.representative is None and self.rank_label not in (None, "noisy")
+
+    @property
+    def failed_checks(self) -> list[str]:
+        """The names of the integrity checks it failed (``throttle``, ``roofline``…)."""
+        return [text.split(":")[0] for text in self.flagged]
+
+    @property
+    def rank_note(self) -> str | None:
+        """What the rank's reader must know beside it: ``no interval``, and the faster runs set aside."""
+        notes = [self.interval_note] if self.interval_note else []
+        if self.faster_set_aside:
+            notes.append("faster but set aside: " + ", ".join(self.faster_set_aside))
+        return " · ".join(notes) or None
 
     @property
     def leads(self) -> bool:

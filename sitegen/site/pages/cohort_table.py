@@ -69,7 +69,7 @@ def value_text(facts: RunFacts) -> str:
 def rank_text(facts: RunFacts) -> str:
     """A run's rank wherever runs are listed: its implementation's, with what stands behind it."""
     if facts.flagged:
-        return "flagged: " + ", ".join(text.split(":")[0] for text in facts.flagged)
+        return "flagged: " + ", ".join(facts.failed_checks)
     if facts.reasons or facts.cohort is None:
         return "not ranked"
     shown = facts.ranked_as
