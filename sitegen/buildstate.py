@@ -48,6 +48,9 @@ import os
 import pickle
 import shutil
 import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from functools import partial
 from pathlib import Path
 
 from sitegen.codeversion import code_version
@@ -255,10 +258,12 @@ class BuildState:
 
     def documents(self, folder: str) -> dict:
         """{relative file: (sha256 of its bytes, [(pointer, source, model, digest), ...])} of ``folder``, {} when unusable."""
-        rows = self._rows("SELECT checksum, payload FROM documents WHERE folder = ? AND code = ?", folder, code_version())
-        if not rows or not isinstance(rows[0][1], bytes) or rows[0][0] != hashlib.sha256(rows[0][1]).hexdigest():
-            return {}
-        return unpickle_models(rows[0][1])
+        return _documents(self._rows(_DOCUMENTS_SQL, folder, code_version()))
+
+    def documents_reader(self) -> Callable[[str], dict]:
+        """documents() for forked workers, which must not use this process's connection: each call
+        opens the database read-only where it runs, so no process holds every folder's documents."""
+        return partial(_read_documents, self.path) if self._db is not None else lambda folder: {}
 
     @staticmethod
     def usable_entry(entry, sha256: str) -> bool:
@@ -354,6 +359,23 @@ class BuildState:
 
     def forget_site(self, folder: str) -> None:
         self._write([("DELETE FROM site_dirs WHERE folder = ?", (folder,))])
+
+
+_DOCUMENTS_SQL = "SELECT checksum, payload FROM documents WHERE folder = ? AND code = ?"
+
+
+def _documents(rows: list) -> dict:
+    if not rows or not isinstance(rows[0][1], bytes) or rows[0][0] != hashlib.sha256(rows[0][1]).hexdigest():
+        return {}
+    return unpickle_models(rows[0][1])
+
+
+def _read_documents(path: Path, folder: str) -> dict:
+    try:
+        with closing(sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, timeout=2.0)) as db:
+            return _documents(db.execute(_DOCUMENTS_SQL, (folder, code_version())).fetchall())
+    except sqlite3.Error:
+        return {}
 
 
 def open_state(root: Path | None) -> BuildState:

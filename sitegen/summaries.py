@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,13 +97,19 @@ def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 
     # A folder a build loaded but no lock or verify summarized yet (the first lock or attest after
     # a build): its documents, validated by this very code from bytes of a known sha256, are in the
     # state already (sitegen.buildload), so its files are read and hashed but not validated again.
-    documented = state.document_folders()
-    built = {folder: state.documents(folder) for folder, _ in work if folder not in stored and folder in documented}
+    # Each worker reads those of its folder itself: at 60,000 runs all of them are 640 MB of models,
+    # which the parent would otherwise unpickle at once before forking.
+    documented = state.document_folders() - stored.keys()
+    reader = state.documents_reader()
+
+    def summarize_folder(i: int):
+        folder, files = work[i]
+        built = (lambda: reader(folder)) if folder in documented else dict
+        return _summarize_folder(files, stored.get(folder), reference_fields, root, known, built)
+
     # Largest folders first, so that no process is left with a large one at the end.
     order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
-    done = dict(zip(order, forked_map(lambda i: _summarize_folder(work[i][1], stored.get(work[i][0]), reference_fields, root, known,
-                                                                  built.get(work[i][0])),
-                                      order, jobs, where=str(root), doing="loading records"), strict=True))
+    done = dict(zip(order, forked_map(summarize_folder, order, jobs, where=str(root), doing="loading records"), strict=True))
     summaries: list[Summary] = []
     problems: list[Problem] = []
     changed: dict[str, str] = {}
@@ -159,14 +166,14 @@ def _built(entry, sha256: str, name: str) -> list[Record] | None:
 
 
 def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path,
-                      known: dict[str, str], built: dict | None = None) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
+                      known: dict[str, str], built: Callable[[], dict] = dict) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
     """(file, entry) of each document of one folder, taken from its ``stored`` entries where the bytes
     match, and its problems; the folder's entries as JSON if they changed, else None; and
     (relative, stat, sha256) of each plain file read, for sitegen.filestats.
 
     A file whose stat vouches for its bytes (``known``) is not read when an entry for those
-    bytes is stored. A file read is validated again unless ``built`` (the folder's documents as a
-    build kept them) holds its documents made from the same bytes."""
+    bytes is stored. A file read is validated again unless ``built()`` (the folder's documents as a
+    build kept them, read when first needed) holds its documents made from the same bytes."""
     cached = _stored(stored)
     code = code_version().encode()
     used: dict[str, list[dict]] = {}
@@ -174,6 +181,7 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
     problems: list[Problem] = []
     learned: list[tuple] = []
     remade = False  # a damaged entry is made again under the key it had, which the keys alone would not show
+    documents = None
     for name, relative in files:
         sha256 = known.get(relative)
         key = _key(code, sha256) if sha256 is not None else None
@@ -197,7 +205,9 @@ def _summarize_folder(files: list[tuple[str, str]], stored: str | None, referenc
             found = cached.get(key)
             if not _well_formed(found):
                 try:
-                    records = _built((built or {}).get(relative), sha256, name) or load_bytes(data, name)
+                    if documents is None:
+                        documents = built()
+                    records = _built(documents.get(relative), sha256, name) or load_bytes(data, name)
                     found = [summarize(r, reference_fields) for r in records]
                 except InputError as exc:
                     problems.extend(exc.problems)
