@@ -14,8 +14,8 @@ import argparse
 import torch
 
 from sitegen.rerun import implementations, protocol
-from sitegen.rerun.cases import Workload
-from sitegen.rerun.gate import gate_workload
+from sitegen.rerun.plan.cases import Workload
+from sitegen.rerun.checks.gate import gate_workload
 
 
 def main() -> None:

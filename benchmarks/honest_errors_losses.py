@@ -7,8 +7,8 @@ torch only (benchmarks/results/honest_errors_issue28_cpu.txt); on the H200 add "
 """
 
 from sitegen.operations import load
-from sitegen.rerun.gate import gate_workload
-from sitegen.rerun.worker import implementation
+from sitegen.rerun.checks.gate import gate_workload
+from sitegen.rerun.measure.worker import implementation
 
 PEERS = ("torch",)
 SIZES = {"cross-entropy": [{"tokens": 64, "vocab": v} for v in (4096, 32768)],

@@ -29,8 +29,8 @@ from pathlib import Path
 from sitegen.model.common import Short
 from sitegen.digest import document_digest
 from sitegen.registry import lock_bytes
-from sitegen.rerun import integrity
-from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, summary
 
 BUNDLED = Path(__file__).resolve().parents[1] / "records"
 SCALED_NS = ("median", "p20", "p80", "min", "max", "mean", "stdev")

@@ -47,17 +47,17 @@ MODULES: dict[str, list[str]] = {
     "sitegen/site/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/facts/evidence.py": [RULES + "test_evidence_levels.py"],
     "sitegen/site/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
-    "sitegen/rerun/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
-    "sitegen/rerun/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
+    "sitegen/rerun/checks/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
+    "sitegen/rerun/measure/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
     # on a CPU; nor test_liger_losses.py (30 s a mutant of the gate's check), nor, for timedcheck,
     # test_untrusted.py (whole timed cases, seconds a mutant). They stay in CI.
-    "sitegen/rerun/timedcheck.py": ["tests/rerun/test_timedcheck_output.py", "tests/rerun/test_timedcheck_rules.py"],
+    "sitegen/rerun/checks/timedcheck.py": ["tests/rerun/test_timedcheck_output.py", "tests/rerun/test_timedcheck_rules.py"],
     # Not test_untrusted.py for these two: it runs every check through whole timed cases, 6 s a
     # mutant (over half an hour for integrity.py); test_rerun_checks.py states the same rules on numbers.
-    "sitegen/rerun/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+    "sitegen/rerun/checks/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                    "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
-    "sitegen/rerun/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+    "sitegen/rerun/outcome/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                   "tests/rerun/test_checks.py"],
     "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_protocol_documents.py",
                                   "tests/rerun/test_passes.py", RULES + "test_gate.py"],

@@ -16,9 +16,9 @@ import statistics
 import torch
 
 from sitegen.kernels.jsd import JSD
-from sitegen.rerun.passes import PassRunner
-from sitegen.rerun.clock import Clock
-from sitegen.rerun.timing import collect
+from sitegen.rerun.measure.passes import PassRunner
+from sitegen.rerun.measure.clock import Clock
+from sitegen.rerun.measure.timing import collect
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 A record that carries its samples states summaries of them (latencyNs, each process's
 median, measurements) and the harness's arithmetic on them (evidence.details, the roofline
 check's detail). Every one is recomputed here with the functions that wrote it
-(sitegen.rerun.stats, sitegen.rerun.integrity), so a figure edited by hand, or a sample
+(sitegen.rerun.measure.stats, sitegen.rerun.checks.integrity), so a figure edited by hand, or a sample
 list swapped under its summary, is refused instead of shown beside the samples it
 contradicts. A stated figure agrees when it lies within half a unit of its own last
 written digit of the recomputed value: the tolerance absorbs rounding for the page, never
@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator
 
-from sitegen.rerun import integrity
+from sitegen.rerun.checks import integrity
 from sitegen.rerun.protocol import AGREEMENT
-from sitegen.rerun.stats import ci_half_width_rel, spread_rel, statistic, summary
+from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, statistic, summary
 
 Path = tuple[str | int, ...]
 

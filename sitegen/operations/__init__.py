@@ -3,7 +3,7 @@
 
 An operation is the measurement's contract (inputs, float64 reference, tolerances, floors), so
 its module is imported where it is named; implementations, which are untrusted, are not
-(sitegen.rerun.plugins).
+(sitegen.rerun.plan.plugins).
 """
 
 from __future__ import annotations

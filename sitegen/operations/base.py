@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sitegen.rerun.cases import DTYPES, Workload
+from sitegen.rerun.plan.cases import DTYPES, Workload
 
 COMPARATOR = ("normwise_relative: |Δloss| ≤ rtol·|loss| and ‖Δgrad‖₂ ≤ rtol·‖grad‖₂ against float64 "
               "(every differentiable input's gradient), outputs all finite")

@@ -12,7 +12,7 @@ from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
 from sitegen.operations.peers import LigerPeer, TorchPeer, bundled_document, kernels_file
-from sitegen.rerun.cases import Workload
+from sitegen.rerun.plan.cases import Workload
 
 BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
 _CHUNK_ELEMENTS = 1 << 26
@@ -169,7 +169,7 @@ class TorchJSD(TorchPeer):
         return TorchReference(BETA)
 
     def amend(self, spec: dict) -> None:
-        from sitegen.rerun.revision import source_digest
+        from sitegen.rerun.plan.revision import source_digest
 
         # The peer is sitegen's reference expression run by PyTorch: pin that file's bytes too.
         spec["projectRevision"]["sourceDigest"] = source_digest(kernels_file("reference.py"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from sitegen.problems import InputError, Problem
-from sitegen.rerun import cases as C
+from sitegen.rerun.plan import cases as C
 from sitegen.rerun.protocol import PROCESSES
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -134,7 +134,7 @@ def rerun(**options):
 
 def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
            as_json, ray_address, products, replicas, key):
-    from sitegen.rerun import selection
+    from sitegen.rerun.plan import selection
 
     if key is not None:
         from sitegen.signing import load_private_key
@@ -146,7 +146,7 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
     selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
                                 interpret=interpret)
     if self_test:
-        from sitegen.rerun.selftest import run_selftest
+        from sitegen.rerun.selftest.run import run_selftest
 
         report = run_selftest(interpret=interpret)
         for line in report["lines"]:
@@ -157,8 +157,8 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
 
     from sitegen import operations
     from sitegen.progress import Progress, wanted
-    from sitegen.rerun import like as like_mod
-    from sitegen.rerun.registryscan import scan
+    from sitegen.rerun.plan import like as like_mod
+    from sitegen.rerun.plan.registryscan import scan
     from sitegen.rerun.sweep import Options, run
 
     like_plan, verdict, left_out = None, True, {}
@@ -233,8 +233,8 @@ def _sweep(op, axes: dict, tokens, vocab, interpret: bool) -> dict[str, tuple[in
 
 
 def _fleet(address, opts, products, replicas, as_json) -> None:
-    from sitegen.rerun import fleetreport
-    from sitegen.rerun.fleet import run_fleet
+    from sitegen.rerun.fleet import report as fleetreport
+    from sitegen.rerun.fleet.driver import run_fleet
 
     try:
         summary = run_fleet(address, opts, products, replicas)

@@ -11,8 +11,8 @@ from typing import Any
 
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
-from sitegen.rerun import integrity
-from sitegen.rerun.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: F401 (part of the protocol)
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: F401 (part of the protocol)
 
 
 HARNESS = "sitegen rerun"

@@ -19,12 +19,15 @@ from typing import Any
 from sitegen.digest import document_digest
 from sitegen.problems import InputError, Problem
 from sitegen.progress import Progress
-from sitegen.rerun import gpustate, protocol, records, revision
-from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cases import Case, Workload, cases
-from sitegen.rerun.environment import environment_spec, instance
-from sitegen.rerun.like import LikePlan
-from sitegen.rerun.watch import Watch
+from sitegen.rerun.measure import gpustate
+from sitegen.rerun import protocol
+from sitegen.rerun.outcome import records
+from sitegen.rerun.plan import revision
+from sitegen.rerun.outcome.assemble import outcome
+from sitegen.rerun.plan.cases import Case, Workload, cases
+from sitegen.rerun.measure.environment import environment_spec, instance
+from sitegen.rerun.plan.like import LikePlan
+from sitegen.rerun.measure.watch import Watch
 from sitegen.verdict import judge
 
 
@@ -33,7 +36,7 @@ class Options:
     op: Any  # sitegen.operations.base.Operation
     loads: list[Workload]
     passes: tuple[str, ...]
-    impls: list  # sitegen.rerun.plugins.ImplRef
+    impls: list  # sitegen.rerun.plan.plugins.ImplRef
     out: Path | None  # None: a new scratch folder, made only when there is something to write
     records: Path
     interpret: bool = False
@@ -58,7 +61,7 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
         env["TRITON_INTERPRET"] = "1"
     watch = watch or Watch(Progress(enabled=False), plan.get("processes", 1))
     # stderr comes through the parent, so log lines print above the progress display.
-    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.worker", str(plan_path), str(result_path)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.measure.worker", str(plan_path), str(result_path)], env=env,
                             stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         watch.follow(k, proc.stderr)

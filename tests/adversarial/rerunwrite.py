@@ -1,5 +1,5 @@
 """The write step of `sitegen rerun`, on its own: new runs (copies of a fixture run under new
-names) planned and written into REGISTRY through sitegen.rerun.records, as the sweep does.
+names) planned and written into REGISTRY through sitegen.rerun.outcome.records, as the sweep does.
 
 Usage: python rerunwrite.py REGISTRY. A GPU sweep per fault-injection trial would take
 minutes; the documents differ, the write path is the one the sweep calls.
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from sitegen.problems import InputError
-from sitegen.rerun import records
+from sitegen.rerun.outcome import records
 
 SEED = "runs/sitegen-h200-tokens2048-2026-08-20.json"
 # The fixtures' key, which the fixture registry trusts: the write path signs as `rerun --key` does.

@@ -15,7 +15,7 @@ from manifest_edits import VALID, leaves, with_leaf_changed
 
 from sitegen.digest import document_digest
 from sitegen.loader import load_file, validate_document
-from sitegen.rerun.stats import summary
+from sitegen.rerun.measure.stats import summary
 from sitegen.problems import InputError
 from sitegen.strictjson import parse_bytes
 

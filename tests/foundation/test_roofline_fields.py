@@ -12,7 +12,7 @@ from sitegen.config import load_config
 from sitegen.importers import catalog
 from sitegen.model import KINDS
 from sitegen.problems import InputError
-from sitegen.rerun.records import implementation_doc
+from sitegen.rerun.outcome.records import implementation_doc
 
 JSD_TERMS = {"forward": 2, "backward": 1, "full": 3}
 
@@ -59,7 +59,7 @@ def test_imported_jsd_states_its_floor_per_pass_and_liger_its_pass_notes():
 @pytest.mark.parametrize("impl", ["sitegen", "torch", "torch-compile"])
 def test_the_reruns_implementations_carry_pass_notes(impl):
     from sitegen.operations.jsd import JSD
-    from sitegen.rerun.plugins import resolve
+    from sitegen.rerun.plan.plugins import resolve
 
     op = JSD()
     [ref] = resolve(op, (impl,))

@@ -20,10 +20,10 @@ import pytest  # noqa: E402
 @pytest.fixture
 def virtual_time(monkeypatch, request):
     """Virtual time (virtualtime.py) in the harness's clock and sampling loop and in the requesting test module."""
-    from sitegen.rerun import clock, timing
+    from sitegen.rerun.measure import clock, timing
     from virtualtime import VirtualTime
 
-    from sitegen.rerun import guards
+    from sitegen.rerun.checks import guards
 
     fake = VirtualTime()
     for module in (clock, timing, request.module):

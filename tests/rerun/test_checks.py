@@ -3,11 +3,12 @@
 import pytest
 
 from sitegen.model import BenchmarkRun
-from sitegen.rerun import gpustate, integrity
-from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cases import Case, Workload
-from sitegen.rerun.environment import environment_spec, instance
-from sitegen.rerun.records import run_doc
+from sitegen.rerun.measure import gpustate
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.outcome.assemble import outcome
+from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.rerun.measure.environment import environment_spec, instance
+from sitegen.rerun.outcome.records import run_doc
 from sitegen.operations.jsd import JSD
 
 JSD_OP = JSD()
@@ -161,7 +162,7 @@ def test_time_below_floor_is_refused_and_honest_time_kept():
 
 
 def test_statistics_interpolate_like_do_bench():
-    from sitegen.rerun.stats import quantile, summary
+    from sitegen.rerun.measure.stats import quantile, summary
 
     samples = [10, 40, 20, 30, 50]
     assert summary(samples)["median"] == 30 and summary(samples)["min"] == 10 and summary(samples)["max"] == 50
@@ -211,8 +212,8 @@ class _LastResultCache:
 
 @pytest.mark.parametrize("pool", [2, 3])
 def test_the_repeated_input_probe_catches_a_cache_of_the_last_result_on_every_repeated_call(pool):
-    from sitegen.rerun.clock import Clock
-    from sitegen.rerun.timing import collect
+    from sitegen.rerun.measure.clock import Clock
+    from sitegen.rerun.measure.timing import collect
 
     cheat = _LastResultCache(pool)
     out = collect(Clock("cpu"), cheat, min_samples=3, min_ms=0.0, repeated_probe=True, warmup=(1, 0.0))
@@ -227,8 +228,8 @@ def test_the_repeated_input_probe_catches_a_cache_of_the_last_result_on_every_re
 
 
 def test_an_honest_call_shows_no_speed_up_on_repeated_input(virtual_time):
-    from sitegen.rerun.clock import Clock
-    from sitegen.rerun.timing import collect
+    from sitegen.rerun.measure.clock import Clock
+    from sitegen.rerun.measure.timing import collect
 
     class Honest(_LastResultCache):
         def __call__(self, i):

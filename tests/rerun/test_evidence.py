@@ -7,11 +7,12 @@ import time
 import pytest
 
 from sitegen.model import BenchmarkRun
-from sitegen.rerun import integrity, protocol
-from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cases import Case, Workload
-from sitegen.rerun.records import run_doc
-from sitegen.rerun.stats import ci_half_width_rel, median_ci
+from sitegen.rerun.checks import integrity
+from sitegen.rerun import protocol
+from sitegen.rerun.outcome.assemble import outcome
+from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.rerun.outcome.records import run_doc
+from sitegen.rerun.measure.stats import ci_half_width_rel, median_ci
 from sitegen.operations.jsd import JSD as JSDOperation
 
 JSD_OP = JSDOperation()
@@ -20,11 +21,11 @@ TOLERANCES = JSD_OP.tolerances
 torch = pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
-from sitegen.rerun.gate import gate_workload  # noqa: E402
-from sitegen.rerun.passes import PassRunner  # noqa: E402
-from sitegen.rerun.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest, lazy_loss  # noqa: E402
-from sitegen.rerun.clock import Clock  # noqa: E402
-from sitegen.rerun.timing import collect  # noqa: E402
+from sitegen.rerun.checks.gate import gate_workload  # noqa: E402
+from sitegen.rerun.measure.passes import PassRunner  # noqa: E402
+from sitegen.rerun.selftest.cheats import ForwardSkipsDx, OffBy, PhaseSkip, WrongGradient, _Given, _honest, lazy_loss  # noqa: E402
+from sitegen.rerun.measure.clock import Clock  # noqa: E402
+from sitegen.rerun.measure.timing import collect  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
@@ -156,7 +157,7 @@ def test_an_output_that_computes_itself_when_read_is_refused_unread():
     # Never read, so never counted wrong: refused as not plain, and nothing left to check.
     assert check["foreignOutputs"] == check["calls"] > 0 and check["checkedGradients"] == 0, check
     assert not integrity.timed_output(check, 1e-3)["passed"]
-    from sitegen.rerun.assemble import guard_checks
+    from sitegen.rerun.outcome.assemble import guard_checks
 
     plain = next(c for c in guard_checks([per]) if c["name"] == "plain_output")
     assert not plain["passed"] and "not a plain torch.Tensor" in plain["detail"]
@@ -187,14 +188,14 @@ def test_a_random_quarter_of_the_calls_is_checked():
 
 
 def test_inputs_are_drawn_again_before_every_call_so_an_identity_cache_returns_wrong_outputs():
-    from sitegen.rerun.cheats import IdentityCache
+    from sitegen.rerun.selftest.cheats import IdentityCache
 
     check = _timed(IdentityCache())["timedCheck"]
     assert check["gradientFailures"] > 0
 
 
 def test_work_done_for_a_set_before_its_draw_answers_wrong():
-    from sitegen.rerun.cheats import PrefetchNext
+    from sitegen.rerun.selftest.cheats import PrefetchNext
 
     assert _gate(PrefetchNext())["status"] == "passed"  # the gate's inputs are new objects each call
     check = _timed(PrefetchNext())["timedCheck"]
@@ -303,7 +304,7 @@ def test_a_fixed_synchronize_cost_is_not_hidden_work(virtual_time):
 
 
 def test_do_bench_runs_get_a_host_timed_batch_that_sees_work_left_running():
-    from sitegen.rerun.timing import host_batch
+    from sitegen.rerun.measure.timing import host_batch
 
     out = host_batch(_SlowSync("cpu"), _Steady(), 5)
     assert out["hostWaitNs"] >= 4_000_000 and out["hostTimedNs"] >= out["hostWaitNs"]

@@ -46,10 +46,10 @@ def test_the_float64_references_match_autograd(tokens):
 def test_liger_s_cross_entropy_may_write_its_gradient_over_the_logits():
     # Liger's kernel stores dX in the logits' storage; cross entropy allows exactly that input.
     torch = pytest.importorskip("torch")
-    from sitegen.rerun.assemble import guard_checks
-    from sitegen.rerun.clock import Clock
-    from sitegen.rerun.passes import PassRunner
-    from sitegen.rerun.timing import collect
+    from sitegen.rerun.outcome.assemble import guard_checks
+    from sitegen.rerun.measure.clock import Clock
+    from sitegen.rerun.measure.passes import PassRunner
+    from sitegen.rerun.measure.timing import collect
 
     class GradInPlace(torch.autograd.Function):
         @staticmethod
@@ -174,10 +174,10 @@ def test_rms_norm_documents_are_the_importer_s_and_its_reference_is_the_expressi
 
 def test_a_wrong_tensor_output_fails_the_gate_and_the_timed_output_check():
     pytest.importorskip("torch")
-    from sitegen.rerun.clock import Clock
-    from sitegen.rerun.gate import gate_workload
-    from sitegen.rerun.passes import PassRunner
-    from sitegen.rerun.timing import collect
+    from sitegen.rerun.measure.clock import Clock
+    from sitegen.rerun.checks.gate import gate_workload
+    from sitegen.rerun.measure.passes import PassRunner
+    from sitegen.rerun.measure.timing import collect
 
     op = load("rms-norm")
     w = op.workload("fp32", tokens=8, hidden=64)

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 from sitegen.digest import document_digest
 from sitegen.importers import catalog
 from sitegen.problems import InputError
-from sitegen.rerun.like import plan
-from sitegen.rerun.records import path_of, render
-from sitegen.rerun.registryscan import scan
+from sitegen.rerun.plan.like import plan
+from sitegen.rerun.outcome.records import path_of, render
+from sitegen.rerun.plan.registryscan import scan
 from sitegen.verdict import judge
 
 

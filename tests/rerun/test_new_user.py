@@ -18,7 +18,7 @@ import pytest
 
 from sitegen.digest import document_digest
 from sitegen.importers import catalog
-from sitegen.rerun.records import path_of, render
+from sitegen.rerun.outcome.records import path_of, render
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--tokens", "4", "--vocab", "64", "--dtype", "fp32", "--pass", "forward", "--processes", "1"]
@@ -222,7 +222,8 @@ def test_nothing_measured_writes_nothing(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from sitegen.cli import main
-    from sitegen.rerun import selection, sweep
+    from sitegen.rerun.plan import selection
+    from sitegen.rerun import sweep
 
     def spawn(plan, workdir, k, interpret, **_):
         # A worker whose every implementation turned out not to import.

@@ -8,7 +8,7 @@ pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
 from sitegen.operations.jsd import JSD as JSDOperation, logprobs  # noqa: E402
 from sitegen.operations.jsd_torch import TorchReference  # noqa: E402
-from sitegen.rerun.passes import PassRunner  # noqa: E402
+from sitegen.rerun.measure.passes import PassRunner  # noqa: E402
 
 JSD_OP = JSDOperation()
 

@@ -16,7 +16,7 @@ import pytest
 
 from sitegen.operations import load
 from sitegen.problems import InputError
-from sitegen.rerun import plugins
+from sitegen.rerun.plan import plugins
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = Path(__file__).resolve().parent / "plugins"

@@ -5,10 +5,11 @@ from pathlib import Path
 import pytest
 
 from sitegen.problems import InputError
-from sitegen.rerun import gpustate, sweep
+from sitegen.rerun.measure import gpustate
+from sitegen.rerun import sweep
 from sitegen.operations import load
-from sitegen.rerun.plugins import resolve
-from sitegen.rerun.records import plan_writes, render
+from sitegen.rerun.plan.plugins import resolve
+from sitegen.rerun.outcome.records import plan_writes, render
 
 
 def options(out: Path, interpret: bool) -> sweep.Options:

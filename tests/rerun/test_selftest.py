@@ -87,7 +87,7 @@ def test_sampled_loss_backward_hands_out_the_exact_gradient():
     # shows timed_output passing it); its gradient must be exact, from a backward that runs
     # under autograd's grad-off mode.
     from sitegen.kernels.jsd import jsd_forward
-    from sitegen.rerun.cheats import SampledLoss
+    from sitegen.rerun.selftest.cheats import SampledLoss
 
     device = "cuda" if CUDA else "cpu"
     gen = torch.Generator(device=device).manual_seed(5)

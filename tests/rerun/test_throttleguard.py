@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.rerun import gpustate, integrity
-from sitegen.rerun.throttleguard import ThrottleGuard
+from sitegen.rerun.measure import gpustate
+
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
 CAPPED = {"smClockMHz": 1695, "throttleReasons": ["sw_power_cap"]}
 HOT = {"smClockMHz": 1980, "throttleReasons": ["hw_thermal_slowdown"]}
@@ -75,7 +77,7 @@ class _FakeEvents:
 
 
 def _host_clock():
-    from sitegen.rerun.clock import Clock
+    from sitegen.rerun.measure.clock import Clock
 
     clock = Clock("cpu")
     return clock
@@ -119,7 +121,7 @@ def test_a_case_starts_with_a_clean_count(monkeypatch):
 
 def test_every_event_timed_call_of_a_case_goes_through_the_guard(monkeypatch):
     pytest.importorskip("torch")
-    from sitegen.rerun.timing import collect
+    from sitegen.rerun.measure.timing import collect
 
     clock = _host_clock()
     monkeypatch.setattr(clock, "_events", lambda runner, indices, perturb=True, tails=None: [1_000_000] * len(indices))

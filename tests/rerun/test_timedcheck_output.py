@@ -5,8 +5,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the timed-output check digests with torch")
 
-from sitegen.rerun.checkparams import DIGEST_SLACK  # noqa: E402
-from sitegen.rerun.timedcheck import TimedCheck  # noqa: E402
+from sitegen.rerun.checks.checkparams import DIGEST_SLACK  # noqa: E402
+from sitegen.rerun.checks.timedcheck import TimedCheck  # noqa: E402
 
 SHAPE = (16, 32)
 

@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the timed-output check digests with torch")
 
-from sitegen.rerun import timedcheck  # noqa: E402
-from sitegen.rerun.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: E402
-from sitegen.rerun.timedcheck import TimedCheck, aliasing, as_matrix, digest, foreign, modes  # noqa: E402
+from sitegen.rerun.checks import timedcheck  # noqa: E402
+from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: E402
+from sitegen.rerun.checks.timedcheck import TimedCheck, aliasing, as_matrix, digest, foreign, modes  # noqa: E402
 
 SHAPE = (6, 5)
 

@@ -6,17 +6,19 @@ import time
 import pytest
 
 from sitegen.operations.jsd import JSD as JSDOperation
-from sitegen.rerun import integrity
-from sitegen.rerun.assemble import guard_checks, outcome
-from sitegen.rerun.cases import Case
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.outcome.assemble import guard_checks, outcome
+from sitegen.rerun.plan.cases import Case
 
 torch = pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
-from sitegen.rerun import cheats, guards  # noqa: E402
-from sitegen.rerun.clock import Clock  # noqa: E402
-from sitegen.rerun.passes import PassRunner  # noqa: E402
-from sitegen.rerun.timing import collect  # noqa: E402
+from sitegen.rerun.selftest import cheats  # noqa: E402
+
+from sitegen.rerun.checks import guards
+from sitegen.rerun.measure.clock import Clock  # noqa: E402
+from sitegen.rerun.measure.passes import PassRunner  # noqa: E402
+from sitegen.rerun.measure.timing import collect  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
@@ -68,7 +70,7 @@ def test_a_patched_clock_is_refused_by_clock_intact_and_undone():
 
 
 def test_an_implementation_that_patches_the_clock_when_built_is_refused_in_one_line(tmp_path, monkeypatch):
-    from sitegen.rerun.worker import implementation
+    from sitegen.rerun.measure.worker import implementation
 
     (tmp_path / "patches_clock.py").write_text(
         "import time\nfrom sitegen.operations.base import Implementation\n"
@@ -128,7 +130,7 @@ def test_aliasing_and_in_place_writes_are_refused_by_inputs_intact(cheat, why):
 
 
 def test_an_output_sharing_an_input_s_memory_is_named():
-    from sitegen.rerun.timedcheck import aliasing
+    from sitegen.rerun.checks.timedcheck import aliasing
 
     x, y = OP.make_inputs(W, 2, DEVICE)
     assert aliasing((x, y), [y.view(-1)[:1], None]) == "the loss shares memory with input 1"
@@ -137,7 +139,7 @@ def test_an_output_sharing_an_input_s_memory_is_named():
 
 
 def test_the_gate_refuses_an_input_written_from_the_first_call():
-    from sitegen.rerun.gate import gate_workload
+    from sitegen.rerun.checks.gate import gate_workload
 
     class Scribbles(cheats.InPlaceInput):
         AFTER = 0
@@ -166,7 +168,7 @@ def test_host_timed_under_do_bench_refuses_five_percent_and_passes_the_honest_li
 
 FORGER = '''
 from sitegen.operations.base import Implementation
-from sitegen.rerun import gate, timedcheck
+from sitegen.rerun.checks import gate, timedcheck
 
 
 class K(Implementation):
@@ -182,15 +184,15 @@ class K(Implementation):
 
 
 def test_an_implementation_that_replaces_its_judges_when_built_is_refused_and_undone(tmp_path, monkeypatch):
-    from sitegen.rerun import gate, timedcheck
-    from sitegen.rerun.worker import implementation
+    from sitegen.rerun.checks import gate, timedcheck
+    from sitegen.rerun.measure.worker import implementation
 
     (tmp_path / "forges_judges.py").write_text(FORGER)
     monkeypatch.syspath_prepend(str(tmp_path))
     check, verify = gate.check, timedcheck.TimedCheck.verify
     got = implementation("forges_judges:K", "jsd")
     assert got == {"ok": False, "version": None, "reason": "refused by clock_intact: importing or building it replaced "
-                                                           "sitegen.rerun.gate.check, TimedCheck.verify"}
+                                                           "sitegen.rerun.checks.gate.check, TimedCheck.verify"}
     assert gate.check is check and timedcheck.TimedCheck.verify is verify
 
 
@@ -198,10 +200,10 @@ def test_emptying_the_guard_s_own_snapshot_is_seen():
     kept, base = list(guards._SNAPSHOT), set(guards._BASE_THREADS)
     try:
         guards._SNAPSHOT.clear()  # what a cheat that read this file would do first
-        assert guards.changed() == ["sitegen.rerun.guards state (its kept functions or base threads)"]
+        assert guards.changed() == ["sitegen.rerun.checks.guards state (its kept functions or base threads)"]
         guards._SNAPSHOT[:] = kept
         guards._BASE_THREADS.add(-1)  # a thread of its own passed off as one that was there before
-        assert guards.changed() == ["sitegen.rerun.guards state (its kept functions or base threads)"]
+        assert guards.changed() == ["sitegen.rerun.checks.guards state (its kept functions or base threads)"]
     finally:
         guards._SNAPSHOT[:] = kept
         guards._BASE_THREADS.clear()
@@ -213,7 +215,7 @@ def test_swapping_the_guard_s_snapshot_for_an_empty_one_is_seen_and_undone():
     kept = guards._SNAPSHOT
     guards._SNAPSHOT = []
     try:
-        assert "sitegen.rerun.guards._SNAPSHOT" in guards.changed()
+        assert "sitegen.rerun.checks.guards._SNAPSHOT" in guards.changed()
         guards.restore()
         assert guards._SNAPSHOT is kept and guards.changed() == []
     finally:

@@ -1,7 +1,7 @@
 """A controllable clock for tests of the harness's timing logic (issue 30: no flaky timings).
 
-sitegen.rerun.clock's Clock reads the host clock on a CPU (time.perf_counter_ns), and
-sitegen.rerun.timing's sampling loop reads time.perf_counter and time.monotonic. VirtualTime
+sitegen.rerun.measure.clock's Clock reads the host clock on a CPU (time.perf_counter_ns), and
+sitegen.rerun.measure.timing's sampling loop reads time.perf_counter and time.monotonic. VirtualTime
 stands in for the `time` module in both, and in the test module: time passes only when
 something calls sleep(), by exactly that much. A fake pass that "takes 1 ms" then takes
 exactly 1 ms, whatever else the machine is doing, and each test asserts exact figures.

@@ -19,7 +19,7 @@ from sitegen.config import load_config
 from sitegen.digest import document_digest
 from sitegen.registry import open_registry
 from sitegen.registrysigning import sign_registry
-from sitegen.rerun.stats import summary
+from sitegen.rerun.measure.stats import summary
 from sitegen.site.facts.index import build_index
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"

@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch", reason="the gate runs on torch")
 
 from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.rerun import protocol  # noqa: E402
-from sitegen.rerun.gate import gate_workload  # noqa: E402
-from sitegen.rerun.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
+from sitegen.rerun.checks.gate import gate_workload  # noqa: E402
+from sitegen.rerun.selftest.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
 
 OP = JSD()
 WORKLOAD = OP.workload("fp32", tokens=8, vocab=64)

@@ -17,9 +17,10 @@ torch = pytest.importorskip("torch", reason="the gate runs on torch")
 
 from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.operations.rms_norm import EPS, RMSNorm  # noqa: E402
-from sitegen.rerun import gate, guards, protocol  # noqa: E402
-from sitegen.rerun.clock import Clock  # noqa: E402
-from sitegen.rerun.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
+from sitegen.rerun.checks import gate, guards  # noqa: E402
+from sitegen.rerun import protocol
+from sitegen.rerun.measure.clock import Clock  # noqa: E402
+from sitegen.rerun.selftest.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
 
 NORM = RMSNorm()
 NW = NORM.workload("fp32", tokens=8, hidden=64)

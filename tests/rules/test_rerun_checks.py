@@ -1,5 +1,5 @@
 """The integrity checks' published rules on numbers alone (docs/rerun.md, the protocol's notes,
-sitegen/rerun/integrity.py): each check is recorded as {name, passed, detail} under its own
+sitegen/rerun/checks/integrity.py): each check is recorded as {name, passed, detail} under its own
 name; a check that could not run reads "not checked" and never passes; each bound holds at
 its edge (a time at floor/1.15, a repeated-input speed-up of exactly 1.10x, host waits of
 exactly 2% + 30 us or 2% + 50 us, a capped clock at exactly 97% of max all pass), and the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.rerun import integrity
-from sitegen.rerun.assemble import REFUSING, guard_checks
+from sitegen.rerun.checks import integrity
+from sitegen.rerun.outcome.assemble import REFUSING, guard_checks
 
 
 def _shaped(check: dict, name: str) -> dict:
@@ -169,9 +169,9 @@ def test_guard_checks_name_each_guard_and_the_first_reason_any_process_saw():
 # --- a case's outcome as the record states it (assemble.outcome) --------------------------
 
 from sitegen.operations.jsd import JSD  # noqa: E402
-from sitegen.rerun.assemble import outcome  # noqa: E402
-from sitegen.rerun.cases import Case  # noqa: E402
-from sitegen.rerun.stats import ci_half_width_rel, spread_rel, summary  # noqa: E402
+from sitegen.rerun.outcome.assemble import outcome  # noqa: E402
+from sitegen.rerun.plan.cases import Case  # noqa: E402
+from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, summary  # noqa: E402
 
 OP = JSD()
 W = OP.workload("fp32", tokens=8, vocab=64)

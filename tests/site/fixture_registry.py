@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
+from sitegen.rerun.measure.stats import summary
 from sitegen.registrysigning import sign_registry
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"

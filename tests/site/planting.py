@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
+from sitegen.rerun.measure.stats import summary
 
 BASE_RUN = "sitegen-h200-tokens2048-2026-08-21"
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import OPERATION, edit_run, relock
 from sitecheck import catalog_runs
 from sitegen.digest import document_digest
-from sitegen.rerun.stats import summary
+from sitegen.rerun.measure.stats import summary
 from sitegen.site.build import build_site
 from sitegen.site.facts.index import build_index
 from sitegen.config import load_config

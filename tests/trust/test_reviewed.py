@@ -28,7 +28,8 @@ def outside_registry(root: Path, monkeypatch, **ref_changes) -> str:
     """The bundled H200 rerun of sitegen's kernel, its implementation record swapped for the one
     `sitegen rerun` writes for the example package (examples/jsd-torch); its source digest."""
     from sitegen.digest import document_digest
-    from sitegen.rerun import plugins, records
+    from sitegen.rerun.plan import plugins
+    from sitegen.rerun.outcome import records
 
     mini_registry(root)
     monkeypatch.syspath_prepend(str(EXAMPLE))

@@ -2,7 +2,7 @@
 code the registry lists as reviewed.
 
 An outside implementation runs in the process that times and judges it, so it can replace the
-gate, the timed-output check or the clock before they run (sitegen.rerun.guards catches the
+gate, the timed-output check or the clock before they run (sitegen.rerun.checks.guards catches the
 patches it knows of, not every one). A signature proves which code ran, not that the checks were
 honest; only a person who read the code can vouch for that. Runs are judged from their records,
 which `sitegen rerun` writes in its planning process, where no outside code runs: sitegen's own

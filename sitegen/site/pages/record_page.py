@@ -293,10 +293,10 @@ def _notes(facts: RunFacts) -> list[Note]:
 def _rerun_box(facts: RunFacts) -> RerunBox:
     """The `sitegen rerun --like` command, when sitegen's harness can measure this record again.
 
-    The conditions are the ones ``sitegen.rerun.like.plan`` checks, read from the same
+    The conditions are the ones ``sitegen.rerun.plan.like.plan`` checks, read from the same
     documents, so the page never offers a command that refuses the run.
     """
-    from sitegen.rerun.like import MODES, _impl_of
+    from sitegen.rerun.plan.like import MODES, _impl_of
 
     spec = facts.workload.model.spec
     if not (isinstance(spec.axes.get("tokens"), int) and isinstance(spec.axes.get("vocab"), int) and spec.dtype):

@@ -64,7 +64,7 @@ LABELS: dict[str, str] = {
     "roofline": "Roofline floor",
     "throttle": "Throttling",
     "timed_output": "Timed outputs checked",
-    # evidence.details of a controlled rerun (sitegen.rerun.assemble):
+    # evidence.details of a controlled rerun (sitegen.rerun.outcome.assemble):
     "timingFolder": "KernelBench timing folder",
     "ciHalfWidthRel": "95% interval of the median, half-width",
     "processSpreadRel": "Spread of the processes' medians",

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.problems import InputError, Problem
-from sitegen.rerun.cases import Workload
+from sitegen.rerun.plan.cases import Workload
 from sitegen.rerun.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
-from sitegen.rerun.registryscan import Scan, find_run
+from sitegen.rerun.plan.registryscan import Scan, find_run
 from sitegen.verdict import pass_from_benchmark
 
 MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}

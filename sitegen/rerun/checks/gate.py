@@ -19,9 +19,9 @@ import secrets
 
 import torch
 
-from sitegen.rerun.cases import Workload, grad_seed
+from sitegen.rerun.plan.cases import Workload, grad_seed
 from sitegen.rerun.protocol import GATE_INPUTS, SMALL_ROWS
-from sitegen.rerun.timedcheck import aliasing, foreign, modes
+from sitegen.rerun.checks.timedcheck import aliasing, foreign, modes
 
 
 def checked_shapes(op, w: Workload) -> list[tuple[Workload, int]]:
@@ -120,7 +120,7 @@ def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, de
 def gate_workload(modules: dict, op, w: Workload, rtol: float, device: str, clock=None) -> dict[str, dict]:
     """{impl: {"status", "cases", "maxAbsError", "maxRelError", "notes"?}} for one workload."""
     if clock is None:
-        from sitegen.rerun.clock import Clock
+        from sitegen.rerun.measure.clock import Clock
 
         clock = Clock(device)
     results = {name: {"cases": [], "errors": []} for name in modules}

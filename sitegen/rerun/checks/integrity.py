@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from sitegen.rerun import gpustate
-from sitegen.rerun.checkparams import DIGEST_SLACK
+from sitegen.rerun.measure import gpustate
+from sitegen.rerun.checks.checkparams import DIGEST_SLACK
 
 REPEATED_MAX_SPEEDUP = 1.10
 # A read-mostly kernel can beat a device-to-device copy, which writes as much as it reads:

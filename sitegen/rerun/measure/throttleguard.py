@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import time
 
-from sitegen.rerun import gpustate, integrity
+from sitegen.rerun.measure import gpustate
+
+from sitegen.rerun.checks import integrity
 
 POLL_S = 0.01
 

@@ -1,7 +1,7 @@
 """Checks on untrusted code that runs in the harness's own process: the clock it is timed by and
 the judges that decide its results (clock_intact), and threads it leaves running (host_threads).
 
-Isolation chosen: identity. When sitegen.rerun.clock is imported (in a worker, before any
+Isolation chosen: identity. When sitegen.rerun.measure.clock is imported (in a worker, before any
 implementation is), snapshot() keeps every function a window reads time through, and each
 Python function's code object: time.perf_counter_ns/perf_counter/monotonic,
 torch.cuda.synchronize/_sleep, torch.cuda.Event.record/query/synchronize/elapsed_time, and the
@@ -49,7 +49,9 @@ _SEAL: list[int] = []
 def _owners() -> list[tuple[object, str, str]]:
     import torch
 
-    from sitegen.rerun import clock, guards
+    from sitegen.rerun.measure import clock
+
+    from sitegen.rerun.checks import guards
 
     out = [(time, name, f"time.{name}") for name in ("perf_counter_ns", "perf_counter", "monotonic")]
     out += [(torch.cuda, name, f"torch.cuda.{name}") for name in ("synchronize", "_sleep")]
@@ -57,10 +59,10 @@ def _owners() -> list[tuple[object, str, str]]:
     out += [(clock.Clock, name, f"Clock.{name}") for name in ("window", "_mark", "sync", "empty", "base_ns", "hidden_ns",
                                                               "timed", "_events")]
     out += [(clock.Window, "stream_ns", "Window.stream_ns")]
-    out += [(clock, name, f"sitegen.rerun.clock.{name}") for name in ("time", "torch", "guards", "Window")]
-    out += [(guards, name, f"sitegen.rerun.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
+    out += [(clock, name, f"sitegen.rerun.measure.clock.{name}") for name in ("time", "torch", "guards", "Window")]
+    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
                                                                          "_foreign_threads", "_library_thread")]
-    out += [(guards, name, f"sitegen.rerun.guards.{name}") for name in ("check_build", "_owners", "_raw", "_seal",
+    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("check_build", "_owners", "_raw", "_seal",
                                                                          "_started_by_library", "_SNAPSHOT",
                                                                          "_BASE_THREADS", "_LIBRARY_DIRS", "_LIBRARY",
                                                                          "_SEAL")]
@@ -72,20 +74,22 @@ def _judges() -> list[tuple[object, str, str]]:
     """What decides a run's outcome, as opposed to its time: replaced, it passes anything."""
     import json
 
-    from sitegen.rerun import gate, integrity, passes, timedcheck, worker
+    from sitegen.rerun.checks import gate, integrity, timedcheck
 
-    out = [(gate, name, f"sitegen.rerun.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
+    from sitegen.rerun.measure import passes, worker
+
+    out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
                                                                    "aliasing", "foreign", "modes")]
     out += [(timedcheck.TimedCheck, name, f"TimedCheck.{name}") for name in (
         "verify", "record", "record_loss", "record_foreign", "record_inputs", "output", "pick", "_output_error",
         "_digests", "__init__")]
-    out += [(timedcheck, name, f"sitegen.rerun.timedcheck.{name}") for name in (
+    out += [(timedcheck, name, f"sitegen.rerun.checks.timedcheck.{name}") for name in (
         "digest", "modes", "foreign", "aliasing", "as_matrix", "_loss_copy", "TimedCheck", "DIGEST_SLACK")]
-    out += [(passes, name, f"sitegen.rerun.passes.{name}") for name in ("TimedCheck", "aliasing", "foreign", "modes")]
-    out += [(integrity, name, f"sitegen.rerun.integrity.{name}") for name in (
+    out += [(passes, name, f"sitegen.rerun.measure.passes.{name}") for name in ("TimedCheck", "aliasing", "foreign", "modes")]
+    out += [(integrity, name, f"sitegen.rerun.checks.integrity.{name}") for name in (
         "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
         "floor_ns", "GUARDS")]
-    out += [(worker, name, f"sitegen.rerun.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
+    out += [(worker, name, f"sitegen.rerun.measure.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
                                                                         "json")]
     out += [(json, "dumps", "json.dumps")]
     return out
@@ -176,7 +180,7 @@ def changed(kept=_SNAPSHOT, seal=_SEAL) -> list[str]:
         if now is not value or (code is not None and getattr(value, "__code__", None) is not code):
             out.append(label)
     if seal and seal[0] != _contents():
-        out.append("sitegen.rerun.guards state (its kept functions or base threads)")
+        out.append("sitegen.rerun.checks.guards state (its kept functions or base threads)")
     return out
 
 

@@ -12,8 +12,8 @@ import importlib.util
 from dataclasses import dataclass
 
 from sitegen.problems import InputError, Problem
-from sitegen.rerun.cases import Workload
-from sitegen.rerun.plugins import ImplRef, resolve
+from sitegen.rerun.plan.cases import Workload
+from sitegen.rerun.plan.plugins import ImplRef, resolve
 
 GPU_EXTRA = "needs torch and triton: pip install 'sitegen[gpu]'"
 def installed(module: str) -> bool:

@@ -1,4 +1,4 @@
-"""One measuring process: ``python -m sitegen.rerun.worker PLAN.json RESULT.json``.
+"""One measuring process: ``python -m sitegen.rerun.measure.worker PLAN.json RESULT.json``.
 
 The parent never touches the GPU (so it can check that no other process does); each worker
 gates (the first one only), times every case of the plan, and writes one JSON result.
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
-from sitegen.rerun.watch import emit
+from sitegen.rerun.measure.watch import emit
 
 
 def _log(plan: dict, message: str, t0: float) -> None:
@@ -52,13 +52,13 @@ def run(plan: dict) -> dict:
     import torch
 
     from sitegen import operations
-    from sitegen.rerun import gpustate, timing
-    from sitegen.rerun.cases import Workload
-    from sitegen.rerun.clock import Clock
-    from sitegen.rerun.environment import device_facts, software_facts
-    from sitegen.rerun.gate import gate_workload
-    from sitegen.rerun.passes import PassRunner
-    from sitegen.rerun.throttleguard import ThrottleGuard
+    from sitegen.rerun.measure import gpustate, timing
+    from sitegen.rerun.plan.cases import Workload
+    from sitegen.rerun.measure.clock import Clock
+    from sitegen.rerun.measure.environment import device_facts, software_facts
+    from sitegen.rerun.checks.gate import gate_workload
+    from sitegen.rerun.measure.passes import PassRunner
+    from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
     t0 = time.monotonic()
     device = plan["device"]
@@ -92,7 +92,7 @@ def run(plan: dict) -> dict:
     if result["processCount"] is not None and result["processCount"] > 1:
         raise SystemExit(f"refusing to time: {result['processCount']} compute processes on the GPU, only this one expected")
     op = operations.load(plan["operation"])
-    from sitegen.rerun import guards
+    from sitegen.rerun.checks import guards
 
     guards.protect(op)  # before any implementation is imported: its reference is a judge too
     modules = {}
@@ -172,7 +172,7 @@ def implementation(target: str, operation: str) -> dict:
     from sitegen.operations import Implementation, import_target
     from sitegen.problems import InputError
 
-    from sitegen.rerun import guards
+    from sitegen.rerun.checks import guards
 
     threads = guards.thread_ids()
     try:

@@ -8,7 +8,7 @@ Every candidate goes through the gate AND the timed measurement with every integ
 report names the checks that caught each cheat, and for every check the cheats it alone
 caught: a check that catches nothing the others miss is reported redundant.
 
-The cheats and what each does: sitegen/rerun/cheats.py.
+The cheats and what each does: sitegen/rerun/selftest/cheats.py.
 """
 
 from __future__ import annotations
@@ -17,17 +17,21 @@ import statistics
 
 import torch
 
-from sitegen.rerun import gpustate, guards, integrity, protocol
-from sitegen.rerun.assemble import outcome
-from sitegen.rerun.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, HostThread, IdentityCache,
+from sitegen.rerun.measure import gpustate
+
+from sitegen.rerun.checks import guards, integrity
+
+from sitegen.rerun import protocol
+from sitegen.rerun.outcome.assemble import outcome
+from sitegen.rerun.selftest.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, HostThread, IdentityCache,
                                   InPlaceInput, LazyTensor, OffBy, PhaseSkip, PrefetchNext, SampledLoss, ShapeSpecial,
                                   SideStream, SideStreamShare, WrongGradient, bundled_kernel)
 from sitegen.operations.jsd import JSD
-from sitegen.rerun.cases import Case, Workload
-from sitegen.rerun.gate import gate_workload
-from sitegen.rerun.passes import PassRunner
-from sitegen.rerun.clock import Clock
-from sitegen.rerun.timing import collect
+from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.rerun.checks.gate import gate_workload
+from sitegen.rerun.measure.passes import PassRunner
+from sitegen.rerun.measure.clock import Clock
+from sitegen.rerun.measure.timing import collect
 
 CHECKS = ("gate", "timed_output", "plain_output", "inputs_intact", "clock_intact", "host_threads", "roofline",
           "host_timed", "repeated_input", "throttle", "exclusive_gpu")
@@ -115,7 +119,7 @@ def uniqueness(verdicts: dict[str, dict]) -> dict[str, list[str]]:
 def run_selftest(*, interpret: bool) -> dict:
     """Judge every candidate; ok when the honest kernel is accepted and every cheat rejected by
     a check (a cheat that raised was rejected by nothing)."""
-    from sitegen.rerun.worker import copy_bandwidth
+    from sitegen.rerun.measure.worker import copy_bandwidth
 
     cuda = torch.cuda.is_available() and not interpret
     device = "cuda" if cuda else "cpu"

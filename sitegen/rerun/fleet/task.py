@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sitegen.problems import InputError
-from sitegen.rerun import gpustate, sweep
+from sitegen.rerun.measure import gpustate
+from sitegen.rerun import sweep
 
 
 def placement(interpret: bool) -> dict[str, Any]:

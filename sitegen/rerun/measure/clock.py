@@ -22,7 +22,7 @@ Why each part is where it is:
 On a CPU (--interpret) the host clock stands in for the events and nothing is flushed.
 
 Untrusted code runs in this process and could rewrite the clock it is timed by, or leave work
-on a thread of its own: after every window sitegen.rerun.guards checks the clock functions'
+on a thread of its own: after every window sitegen.rerun.checks.guards checks the clock functions'
 identity (clock_intact) and the threads left running (host_threads); guards.py says what that
 cannot see.
 """
@@ -34,7 +34,7 @@ import time
 
 import torch
 
-from sitegen.rerun import guards
+from sitegen.rerun.checks import guards
 
 from sitegen.rerun.protocol import EMPTY_EVERY, FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 

@@ -29,7 +29,7 @@ import math
 
 import torch
 
-from sitegen.rerun.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
+from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
 
 ALWAYS_CHECKED = 2
 _CHUNK_ELEMENTS = 1 << 26

@@ -1,7 +1,7 @@
 """`sitegen rerun --ray`: the driver of a rerun across a Ray cluster's GPUs. Torch-free.
 
 One Ray task per (GPU product × workload × replica) holds one GPU (num_gpus=1) of that product
-through Ray's accelerator-type resource and runs the local rerun there (sitegen.rerun.fleettask).
+through Ray's accelerator-type resource and runs the local rerun there (sitegen.rerun.fleet.task).
 Replicas of a product go into one placement group, one GPU bundle each, so they land on
 distinct GPUs. A task whose worker or node is lost is retried on another node of the same
 product, up to RETRIES times. Documents come back to the driver, which writes them only once
@@ -22,8 +22,9 @@ from typing import Any
 
 from sitegen.inputfile import read_regular
 from sitegen.problems import InputError, Problem
-from sitegen.rerun import fleetreport, records
-from sitegen.rerun.fleetreport import Progress, Task
+from sitegen.rerun.fleet import report as fleetreport
+from sitegen.rerun.outcome import records
+from sitegen.rerun.fleet.report import Progress, Task
 from sitegen.rerun.sweep import Options
 
 ACCELERATOR = "accelerator_type:"
@@ -218,7 +219,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
     # then leaves ignored.
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        from sitegen.rerun.fleettask import task
+        from sitegen.rerun.fleet.task import task
 
         found = gpus_by_product(ray)
         chosen = _choose(found, products, address)

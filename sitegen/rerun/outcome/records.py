@@ -16,8 +16,8 @@ from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog
 from sitegen.layout import render
 from sitegen.problems import InputError, Problem
-from sitegen.rerun.cases import Case
-from sitegen.rerun.registryscan import scan
+from sitegen.rerun.plan.cases import Case
+from sitegen.rerun.plan.registryscan import scan
 
 
 def path_of(doc: dict[str, Any], operation: str) -> str:
@@ -33,7 +33,7 @@ def named(doc: dict[str, Any], stem: str) -> dict[str, Any]:
 
 def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, version: str | None,
                        repository: str | None) -> dict[str, Any]:
-    """ImplementationRevision of one compared implementation (sitegen.rerun.plugins.ImplRef).
+    """ImplementationRevision of one compared implementation (sitegen.rerun.plan.plugins.ImplRef).
 
     One shipped inside sitegen describes itself (Liger's exactly as imported, so that reruns
     share its pages); any other is described here from what was read without running it: its
@@ -42,7 +42,7 @@ def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, vers
     """
     if ref.internal:
         from sitegen.operations import import_target
-        from sitegen.rerun.revision import kernel_commit
+        from sitegen.rerun.plan.revision import kernel_commit
 
         impl = import_target(ref.target, ref.name)()
         return impl.document(op, version=version, commit=kernel_commit(), repository=repository, run_version=run_version)

@@ -21,8 +21,8 @@ import secrets
 
 import torch
 
-from sitegen.rerun.cases import grad_seed
-from sitegen.rerun.timedcheck import TimedCheck, aliasing, foreign, modes
+from sitegen.rerun.plan.cases import grad_seed
+from sitegen.rerun.checks.timedcheck import TimedCheck, aliasing, foreign, modes
 
 # Inputs of one set above this size are kept two to a pool instead of three, so that
 # torch eager's retained graphs for backward (about six full-size float32 temporaries per

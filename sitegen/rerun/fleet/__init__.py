@@ -1,0 +1,1 @@
+"""`sitegen rerun --ray`: one rerun spread over a Ray cluster's GPUs (driver, per-GPU task, progress report)."""

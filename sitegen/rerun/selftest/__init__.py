@@ -1,0 +1,1 @@
+"""`sitegen rerun --self-test`: planted cheating implementations, each of which a named check must refuse."""
