@@ -92,3 +92,19 @@ def test_a_case_that_raised_fails_the_gate_though_every_other_case_passed():
     assert all(c["shape"][0] != rows for c in recorded)
     assert out["status"] == "failed"
     assert "Raised:" in out["notes"] and "RuntimeError: no kernel for this shape" in out["notes"]
+
+
+def _push_last_row(grad):
+    # ‖Δ‖ = 12·rtol·‖G‖, all of it in the last row: ten times over the tolerance norm-wise.
+    grad[-1] += 12 * RTOL * float(grad.double().norm()) / grad.shape[1] ** 0.5
+
+
+def test_an_error_in_the_last_rows_counts_when_the_gradient_is_compared_a_block_at_a_time(monkeypatch):
+    # Large gradients are compared a block of rows at a time (a [16384, 131072] float64 copy is
+    # 16 GiB); here each block is one row, so the error sits in the last of several blocks.
+    from sitegen.rerun.checks import gate
+
+    monkeypatch.setattr(gate, "_CHUNK_ELEMENTS", WORKLOAD["vocab"])
+    out = _gate(FromReference(edit=_push_last_row))
+    assert out["status"] == "failed" and not any(c["passed"] for c in out["cases"])
+    assert all(c["maxRelError"] == pytest.approx(12 * RTOL, rel=0.02) for c in out["cases"])
