@@ -372,9 +372,10 @@ def _documents(rows: list) -> dict:
 
 def _read_documents(path: Path, folder: str) -> dict:
     try:
-        with closing(sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, timeout=2.0)) as db:
+        # absolute(): a file URI has no relative form, and SITEGEN_CACHE_DIR may be relative.
+        with closing(sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True, timeout=2.0)) as db:
             return _documents(db.execute(_DOCUMENTS_SQL, (folder, code_version())).fetchall())
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError):
         return {}
 
 

@@ -178,3 +178,30 @@ def test_the_first_lock_after_a_build_validates_nothing_again(registry, loads, t
     assert loads == [str(registry / RUN)]
     assert (registry / "digests.lock").read_bytes() != lock
     assert cli("verify", registry, "--full").exit_code == 0
+
+
+def test_the_first_lock_after_a_build_on_several_processes_validates_nothing_again(registry, tmp_path, monkeypatch):
+    # Each forked worker reads its own folders' build documents from the build state (a
+    # connection never crosses a fork): a load in a worker is written to a file, since the
+    # parent's memory is not the worker's.
+    from sitegen import forkpool
+
+    lock = (registry / "digests.lock").read_bytes()
+    assert cli("build", "--records", registry, "--out", tmp_path / "site", "--no-search").exit_code == 0
+    seen, load = tmp_path / "loaded.txt", summaries.load_bytes
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 2)
+    monkeypatch.setattr(summaries, "load_bytes",
+                        lambda data, name: seen.open("a").write(f"{os.getpid()} {name}\n") and load(data, name))
+    assert cli("lock", registry).exit_code == 0
+    assert not seen.exists(), seen.read_text()
+    assert (registry / "digests.lock").read_bytes() == lock
+
+
+def test_the_first_lock_after_a_build_works_with_a_relative_cache_folder(registry, tmp_path, monkeypatch, loads):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", "relative-cache")
+    assert cli("build", "--records", registry, "--out", tmp_path / "site", "--no-search").exit_code == 0
+    loads.clear()
+    result = cli("lock", registry)
+    assert result.exit_code == 0, result.output
+    assert loads == []

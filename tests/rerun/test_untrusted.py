@@ -196,6 +196,35 @@ def test_an_implementation_that_replaces_its_judges_when_built_is_refused_and_un
     assert gate.check is check and timedcheck.TimedCheck.verify is verify
 
 
+ERRORS_FORGER = '''
+from sitegen.operations.base import Implementation
+from sitegen.rerun.checks import gate
+
+
+class K(Implementation):
+    """The gate's comparison moved into gate._errors: replacing it would pass any output."""
+
+    operation = "jsd"
+
+    def build(self, *, dynamic=False):
+        gate._errors = lambda got, ref: (0.0, 0.0, 1.0)
+        return None
+'''
+
+
+def test_an_implementation_that_replaces_the_gate_s_comparison_is_refused_and_undone(tmp_path, monkeypatch):
+    from sitegen.rerun.checks import gate
+    from sitegen.rerun.measure.worker import implementation
+
+    (tmp_path / "forges_errors.py").write_text(ERRORS_FORGER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    errors = gate._errors
+    got = implementation("forges_errors:K", "jsd")
+    assert got == {"ok": False, "version": None, "reason": "refused by clock_intact: importing or building it replaced "
+                                                           "sitegen.rerun.checks.gate._errors"}
+    assert gate._errors is errors
+
+
 def test_emptying_the_guard_s_own_snapshot_is_seen():
     kept, base = list(guards._SNAPSHOT), set(guards._BASE_THREADS)
     try:

@@ -108,3 +108,10 @@ def test_an_error_in_the_last_rows_counts_when_the_gradient_is_compared_a_block_
     out = _gate(FromReference(edit=_push_last_row))
     assert out["status"] == "failed" and not any(c["passed"] for c in out["cases"])
     assert all(c["maxRelError"] == pytest.approx(12 * RTOL, rel=0.02) for c in out["cases"])
+
+
+def test_an_empty_output_compares_as_no_error():
+    # check() never raises: a gradient of no rows compares as zero error against a zero norm.
+    from sitegen.rerun.checks.gate import _errors
+
+    assert _errors(torch.zeros(0, 5), torch.zeros(0, 5, dtype=torch.float64)) == (0.0, 0.0, 0.0)

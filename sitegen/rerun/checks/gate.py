@@ -88,8 +88,9 @@ def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, de
     if seen := clock.watch.take():
         name, why = next(iter(seen.items()))
         return {"error": f"{name}: {why}", "passed": False}
-    # The copies are judged; from here on only the outputs are read (at tokens 16384 x vocab
-    # 131072 the copies are 16 GiB that an 80 GB card needs for the comparison).
+    # The copies are judged; from here on only the outputs are read. The loss goes too once
+    # compared: its graph holds the differentiable copies (at tokens 16384 x vocab 131072 the
+    # copies are 16 GiB that an 80 GB card needs for the comparison).
     del args, leaves, guarded
     if grad_output is None:
         got = float(loss.detach().double().item()) if loss.numel() == 1 else float("nan")
@@ -100,6 +101,7 @@ def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, de
             return {"error": f"returned shape {list(loss.shape)}, not {list(ref_loss.shape)}", "passed": False}
         got = 0.0 if bool(torch.isfinite(loss.detach()).all()) else float("nan")
         loss_err, max_abs, ref_loss = _errors(loss.detach(), ref_loss)
+    del loss
     written = got == got and all(g is not None and bool(torch.isfinite(g).all()) for g in grads)
     rel, grads_ok = loss_err / max(abs(ref_loss), 1e-300), True
     for grad, ref_grad in zip(grads, ref_grads):
@@ -123,7 +125,7 @@ def _errors(got: torch.Tensor | None, ref: torch.Tensor) -> tuple[float, float, 
     float64 copy of a [16384, 131072] gradient is 16 GiB. ``ref`` may sit on the host (see
     gate_workload); got's unwritten (NaN) elements, or all of a missing gradient, read as 0 so
     the errors stay finite numbers."""
-    flat_ref = ref.reshape(ref.shape[0] if ref.dim() > 1 else 1, -1)
+    flat_ref = ref.reshape(ref.shape[0] if ref.dim() > 1 and ref.shape[0] else 1, -1)
     flat_got = None if got is None else got.detach().reshape(flat_ref.shape)
     device = ref.device if got is None else got.device
     step = max(1, _CHUNK_ELEMENTS // max(flat_ref.shape[1], 1))

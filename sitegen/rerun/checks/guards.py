@@ -75,11 +75,11 @@ def _judges() -> list[tuple[object, str, str]]:
     import json
 
     from sitegen.rerun.checks import gate, integrity, timedcheck
-
     from sitegen.rerun.measure import passes, worker
 
     out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
-                                                                   "aliasing", "foreign", "modes")]
+                                                                          "_errors", "_CHUNK_ELEMENTS", "math", "aliasing",
+                                                                          "foreign", "modes")]
     out += [(timedcheck.TimedCheck, name, f"TimedCheck.{name}") for name in (
         "verify", "record", "record_loss", "record_foreign", "record_inputs", "output", "pick", "_output_error",
         "_digests", "__init__")]
