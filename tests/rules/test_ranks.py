@@ -434,3 +434,80 @@ def test_first_places_are_counted_per_implementation_alone_and_shared():
 
     firsts = [("a", True), ("b", False), ("a", True), ("a", False), ("c", False), ("c", False)]
     assert tally_firsts(firsts) == {"a": [2, 1], "b": [0, 1], "c": [0, 2]}
+
+
+# "Faster but set aside" (How ranks work): a ranked run's rank names each other implementation
+# whose fastest run in the cohort measured faster but holds no rank because it is noisy, or flagged
+# only by a check that a slowed GPU fails (throttle, exclusive_gpu); such a rank 1 is no first place.
+
+def _flag(registry, name: str, *checks: str) -> None:
+    registry.edit(name, lambda spec: spec["evidence"].setdefault("integrity", []).extend(
+        {"name": check, "passed": False, "detail": "planted"} for check in checks))
+
+
+def _aside(registry, fast_ms: float, *checks: str, dry: bool = False):
+    registry.run("ranked", registry.implementation("ranked"), spread(1.0 * MS, 0.002))
+    registry.run("other", registry.implementation("other"), spread(fast_ms * MS, 0.002))
+    if checks:
+        _flag(registry, "other", *checks)
+    if dry:
+        registry.edit("other", lambda spec: spec["evidence"].update(dryRun=True))
+    facts, _ = registry.index()
+    return facts["ranked"], facts["other"]
+
+
+@pytest.mark.parametrize("checks, named", [
+    (("throttle",), "other (flagged: throttle)"),
+    (("exclusive_gpu",), "other (flagged: exclusive_gpu)"),
+    (("throttle", "exclusive_gpu"), "other (flagged: throttle, exclusive_gpu)"),
+])
+def test_a_faster_run_flagged_only_for_a_slowed_gpu_is_named_and_takes_the_first_place(registry, checks, named):
+    ranked, other = _aside(registry, 0.5, *checks)
+    assert other.rank is None
+    assert ranked.rank == 1 and ranked.faster_set_aside == [named]
+    assert ranked.rank_note == "faster but set aside: " + named
+    assert not ranked.leads
+
+
+@pytest.mark.parametrize("checks", [("roofline",), ("throttle", "roofline"), ("repeated_input",)])
+def test_a_faster_run_flagged_for_its_timing_itself_undercuts_no_one(registry, checks):
+    ranked, other = _aside(registry, 0.5, *checks)
+    assert other.rank is None
+    assert ranked.rank == 1 and ranked.faster_set_aside == [] and ranked.leads
+
+
+def test_a_faster_dry_run_undercuts_no_one_even_if_flagged_only_for_throttle(registry):
+    # A CPU rehearsal's time says nothing of the GPU (a failed run carries no time at all).
+    ranked, other = _aside(registry, 0.5, "throttle", dry=True)
+    assert other.rank is None
+    assert ranked.faster_set_aside == [] and ranked.leads
+
+
+def test_a_slower_set_aside_run_is_not_named(registry):
+    ranked, _ = _aside(registry, 1.5, "throttle")
+    assert ranked.faster_set_aside == [] and ranked.leads
+
+
+def test_a_faster_noisy_representative_is_named(registry):
+    registry.run("ranked", registry.implementation("ranked"), spread(1.0 * MS, 0.002))
+    registry.run("other", registry.implementation("other"), [round(0.4 * MS), round(0.6 * MS)] * 10)
+    facts, _ = registry.index()
+    assert facts["other"].rank_label == "noisy"
+    assert facts["ranked"].faster_set_aside == ["other (noisy)"] and not facts["ranked"].leads
+
+
+def test_each_implementation_is_named_once_for_its_fastest_set_aside_run_and_never_its_own(registry):
+    # "other" has two runs set aside, the faster flagged exclusive_gpu; "ranked" has a faster run of
+    # its own flagged throttle, which is not named beside its own rank.
+    impl = registry.implementation("ranked")
+    registry.run("ranked", impl, spread(1.0 * MS, 0.002))
+    registry.run("ranked-throttled", impl, spread(0.3 * MS, 0.002), observed="2026-08-21T10:00:00Z")
+    other = registry.implementation("other")
+    registry.run("other-a", other, spread(0.7 * MS, 0.002), uuid="GPU-2222bbbb")
+    registry.run("other-b", other, spread(0.5 * MS, 0.002), uuid="GPU-3333cccc")
+    _flag(registry, "ranked-throttled", "throttle")
+    _flag(registry, "other-a", "throttle")
+    _flag(registry, "other-b", "exclusive_gpu")
+    facts, _ = registry.index()
+    assert facts["ranked"].rank == 1
+    assert facts["ranked"].faster_set_aside == ["other (flagged: exclusive_gpu)"]
