@@ -458,3 +458,20 @@ def test_a_staging_folder_is_made_as_starting_beside_the_output_and_keeps_its_na
     [starting] = made
     assert starting.parent == tmp_path and starting.name.startswith(".site.starting-")
     assert building.name == ".site.building-" + starting.name.removeprefix(".site.starting-")
+
+
+def test_an_output_folder_that_cannot_be_locked_gives_no_lock_and_leaks_no_descriptor(tmp_path, monkeypatch):
+    # flock can fail (ENOLCK on some network file systems): hold_output answers None, as where the
+    # folder does not exist yet, and closes the descriptor it opened for the lock.
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(swap.os, "open", lambda *a, **k: opened.append(real_open(*a, **k)) or opened[-1])
+
+    def refuse(fd, op):
+        raise OSError(errno.ENOLCK, "no locks available")
+
+    monkeypatch.setattr(swap.fcntl, "flock", refuse)
+    assert swap.hold_output(tmp_path / "site") is None
+    assert len(opened) == 1
+    with pytest.raises(OSError):
+        os.fstat(opened[0])  # closed
