@@ -115,3 +115,18 @@ def test_an_empty_output_compares_as_no_error():
     from sitegen.rerun.checks.gate import _errors
 
     assert _errors(torch.zeros(0, 5), torch.zeros(0, 5, dtype=torch.float64)) == (0.0, 0.0, 0.0)
+
+
+def test_the_block_comparison_adds_up_every_block(monkeypatch):
+    # One row a block, on a matrix taller than it is wide: errors in the first and the last row,
+    # 3 and 4, make a norm-wise error of 5 and a largest one of 4; ‖ref‖² = 1² + … + 30² = 9455.
+    from sitegen.rerun.checks import gate
+
+    monkeypatch.setattr(gate, "_CHUNK_ELEMENTS", 3)
+    ref = torch.arange(1.0, 31.0, dtype=torch.float64).reshape(10, 3)
+    got = ref.float().clone()
+    got[0, 0] += 3
+    got[9, 2] -= 4
+    assert gate._errors(got, ref) == pytest.approx((5.0, 4.0, 9455 ** 0.5))
+    # A gradient never written counts as zero: its error is the reference's whole norm.
+    assert gate._errors(None, ref) == pytest.approx((9455 ** 0.5, 30.0, 9455 ** 0.5))

@@ -511,3 +511,11 @@ def test_each_implementation_is_named_once_for_its_fastest_set_aside_run_and_nev
     facts, _ = registry.index()
     assert facts["ranked"].rank == 1
     assert facts["ranked"].faster_set_aside == ["other (flagged: exclusive_gpu)"]
+
+
+def test_a_set_aside_run_exactly_as_fast_is_not_faster(registry):
+    # Identical samples: the same median, which undercuts nothing.
+    ranked, other = _aside(registry, 1.0, "throttle")
+    assert other.value == ranked.value
+    assert ranked.faster_set_aside == [] and ranked.leads
+

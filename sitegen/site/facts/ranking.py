@@ -248,9 +248,7 @@ def _set_aside(members: list[RunFacts]) -> list[tuple[float, str, str]]:
     fastest (a badge, a tally of firsts). A failed, retracted or dry run is not counted, nor one
     whose flags doubt the timing itself: their speed says nothing."""
     fastest: dict[str, tuple[float, str, str]] = {}
-    for f in members:
-        if f.value is None:
-            continue
+    for f in members:  # a cohort's members all have a value: the cohort key needs the primary metric
         checks = f.failed_checks
         if f.reasons and all(r.startswith("flagged: ") for r in f.reasons) and all(c in SLOWING_CHECKS for c in checks):
             why = "flagged: " + ", ".join(checks)
