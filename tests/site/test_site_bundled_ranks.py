@@ -285,3 +285,16 @@ def test_a_summary_gap_with_a_set_aside_run_between_is_no_lead_but_keeps_the_fir
     low, high = min(r["ratio"] for r in clear), max(r["ratio"] for r in clear)
     assert f"{low:.2f}–{high:.2f}× slower" in group["answer"]
     assert all(r["ratio"] > high for r in between)  # the ratios the range would otherwise have stretched to
+
+
+def test_a_gpu_without_a_ranked_full_pass_is_summarized_by_its_forward_pass_not_called_unranked(bundled):
+    # KL divergence has full-pass runs on the H200 and Liger's H100 PCIe, but only forward and
+    # backward on the H100 80GB HBM3: that GPU's summary leads with its forward pass.
+    twin = json.loads((bundled / "operations" / "kl-div" / "nvidia-h100-80gb-hbm3" / "index.json").read_text())
+    assert twin["summary"] and {g["timed_pass"] for g in twin["summary"]} == {"forward"}
+    page = (bundled / "operations" / "kl-div" / "nvidia-h100-80gb-hbm3" / "index.html").read_text()
+    assert "Summary: forward pass leaders" in page and "No ranked runs yet" not in page
+    # The page of every GPU names no single pass above groups of different passes.
+    top = (bundled / "operations" / "kl-div" / "index.html").read_text()
+    assert '<h2 id="summary">Summary</h2>' in top
+    assert "· fp32 · forward pass" in top and "· fp32 · full pass" in top

@@ -14,7 +14,7 @@ from sitegen.site.text import labels as L
 from sitegen.site.text import units
 from sitegen.site.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link
-from sitegen.site.facts.ranking import tally_firsts
+from sitegen.site.facts.ranking import PASS_ORDER, tally_firsts
 
 RANGE_PREFIX = "range from each run's "
 
@@ -152,14 +152,23 @@ def _answer(rows: list[SummaryRow]) -> str:
 
 def summary(keys: list[str], index: Index, headline: str | None, limit: int | None = None,
             all_at=None) -> list[SummaryGroup]:
-    """Per GPU × dtype × family: leader and runner-up of the headline latency cohort at every workload.
+    """Per GPU × dtype × family: leader and runner-up of the headline latency cohort at every workload
+    (the headline pass where the GPU has it ranked, else that GPU's first ranked pass in PASS_ORDER).
 
     ``limit``: show at most that many rows per group, the first in workload order, on a page whose
     ``all_at(gpu_slug)`` shows them all (the answer sentence still counts every workload)."""
+    ranked = [k for k in keys if _first(index, k).metric == "latency" and any(m.rank is not None for m in index.cohorts[k])]
+    # A GPU with no ranked cohort of the headline pass (KL divergence's forward and backward alone on
+    # the H100) is summarized by its own first pass in PASS_ORDER, not left out as if nothing ranked.
+    passes: dict[str, set[str]] = {}
+    for key in ranked:
+        passes.setdefault(_first(index, key).gpu, set()).add(_first(index, key).timed_pass)
+    shown = {gpu: headline if headline in present else next(p for p in (*PASS_ORDER, *sorted(present)) if p in present)
+             for gpu, present in passes.items()}
     groups: dict[tuple, list[str]] = {}
-    for key in keys:
+    for key in ranked:
         f = _first(index, key)
-        if f.timed_pass == headline and f.metric == "latency" and any(m.rank is not None for m in index.cohorts[key]):
+        if f.timed_pass == shown[f.gpu]:
             groups.setdefault((f.gpu, L.dtype_label(f.workload) or "—", f.protocol.model.spec.comparability.family), []).append(key)
     result = []
     for (gpu, dtype, family), members in sorted(groups.items()):
@@ -170,7 +179,7 @@ def summary(keys: list[str], index: Index, headline: str | None, limit: int | No
         cut = limit is not None and len(rows) > limit
         result.append(SummaryGroup(
             id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, index.cohort_pages[members[0]]),
-            dtype=dtype, family=family, timed_pass=headline or "", answer=_answer(rows), rows=rows[:limit] if cut else rows,
+            dtype=dtype, family=family, timed_pass=shown[gpu], answer=_answer(rows), rows=rows[:limit] if cut else rows,
             workloads=len(rows), all_at=all_at(first.gpu_slug) if cut else None))
     return result
 

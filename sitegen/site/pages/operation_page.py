@@ -211,6 +211,13 @@ def _history(runs: list[RunFacts], gpu_page: str | None) -> tuple[list[RunRow], 
     return by_newest(runs, HISTORY_ROWS), f"The {HISTORY_ROWS} newest of {len(runs)} runs; every run is listed {where}."
 
 
+def _summarized_pass(groups, headline: str | None) -> str | None:
+    """The pass the summary's heading names: the one its groups share (a GPU without the headline
+    pass ranked is summarized by another), none where they differ; the headline if there are none."""
+    passes = {g.timed_pass for g in groups}
+    return passes.pop() if len(passes) == 1 else (headline if not passes else None)
+
+
 def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPage, list[RunFacts]]]:
     """The operation's page, and its GPU and pass pages where the layout splits it, each with the
     ranked runs its detail sections show (none on a page of links only)."""
@@ -238,7 +245,8 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
         return OperationPage(
             path=path, title=heading, operation=title, name=operation.name, family=operation.model.spec.family,
             expression=semantics.expression if semantics else None, notes=semantics.notes if semantics else None,
-            bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent, headline_pass=headline,
+            bytes_rule=bytes_rule, run_count=len(page_runs), parent=parent,
+            headline_pass=_summarized_pass(groups, headline),
             summary=groups, summary_note=interval_note(groups), subpages=subpages, subpages_by=by or ("pass" if gpu_page else "GPU"),
             gpus=[_gpu_section(ks, index, headline) for _, ks in sorted(_by(page_keys, index, lambda f: f.gpu_slug).items())] if detail else [],
             not_ranked=[run_row(f) for f in page_runs if f.cohort is None] if history_runs else [],
