@@ -157,17 +157,17 @@ def summary(keys: list[str], index: Index, headline: str | None, limit: int | No
 
     ``limit``: show at most that many rows per group, the first in workload order, on a page whose
     ``all_at(gpu_slug)`` shows them all (the answer sentence still counts every workload)."""
-    ranked = [k for k in keys if _first(index, k).metric == "latency" and any(m.rank is not None for m in index.cohorts[k])]
+    ranked = [(k, f) for k in keys if (f := _first(index, k)).metric == "latency"
+              and any(m.rank is not None for m in index.cohorts[k])]
     # A GPU with no ranked cohort of the headline pass (KL divergence's forward and backward alone on
     # the H100) is summarized by its own first pass in PASS_ORDER, not left out as if nothing ranked.
     passes: dict[str, set[str]] = {}
-    for key in ranked:
-        passes.setdefault(_first(index, key).gpu, set()).add(_first(index, key).timed_pass)
+    for _, f in ranked:
+        passes.setdefault(f.gpu, set()).add(f.timed_pass)
     shown = {gpu: headline if headline in present else next(p for p in (*PASS_ORDER, *sorted(present)) if p in present)
              for gpu, present in passes.items()}
     groups: dict[tuple, list[str]] = {}
-    for key in ranked:
-        f = _first(index, key)
+    for key, f in ranked:
         if f.timed_pass == shown[f.gpu]:
             groups.setdefault((f.gpu, L.dtype_label(f.workload) or "—", f.protocol.model.spec.comparability.family), []).append(key)
     result = []
