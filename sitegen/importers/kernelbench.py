@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sitegen import gitread
 from sitegen.digest import document_digest
 from sitegen.formatversion import API_VERSION
 from sitegen.importers import catalog, kbshapes
@@ -51,24 +52,28 @@ def read_table() -> dict[str, dict[str, Any]]:
     return {entry["problem"]: entry for entry in data.get("same", [])}
 
 
+def _git_error(exc: Exception) -> str:
+    stderr = getattr(exc, "stderr", None)
+    lines = stderr.strip().splitlines() if isinstance(stderr, str) else []
+    return lines[-1] if lines else str(exc)
+
+
 def revision(root: Path) -> tuple[str, str, str]:
     """(commit, commit date, subject): from git in a checkout, else from the snapshot's COMMIT file."""
     if (root / ".git").exists():
+        # Read as any checkout is (sitegen.gitread): its fsmonitor, hooks and filters never run,
+        # and nothing is written into it (git status would do both).
         try:
-            out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H%n%cI%n%s"],
-                                 capture_output=True, text=True, check=True, timeout=60).stdout
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise InputError([Problem(str(root), "$", f"cannot read the commit with git: {exc}")]) from None
-        commit, date, subject = (out.splitlines() + ["", "", ""])[:3]
-        try:
-            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                   capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise InputError([Problem(str(root), "$", f"cannot read the checkout's state with git: {exc}")]) from None
+            commit = gitread.head(root) or ""
+            out = gitread.git(root, "log", "-1", "--no-show-signature", "--format=%cI%n%s", commit or "HEAD")
+            date, subject = (out.splitlines() + ["", ""])[:2]
+            dirty = gitread.changed(root, commit, untracked=False) if commit else None
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            raise InputError([Problem(str(root), "$", f"cannot read the commit with git: {_git_error(exc)}")]) from None
         if dirty:
             # The records would cite a commit whose files are not the ones read.
             raise InputError([Problem(str(root), "$", f"tracked files differ from commit {commit[:7]} "
-                                                      f"({dirty.splitlines()[0].strip()}); commit or restore them first")])
+                                                      f"({dirty}); commit or restore them first")])
     else:
         path = root / "COMMIT"
         fields: dict[str, str] = {}

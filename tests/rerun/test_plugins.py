@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.gitread import clean_commit
 from sitegen.operations import load
 from sitegen.problems import InputError
 from sitegen.rerun.plan import plugins
@@ -197,12 +198,12 @@ def test_identifying_a_checkout_runs_none_of_its_own_git_config(tmp_path):
                        ("filter.evil.smudge", str(script)), ("core.hooksPath", str(tmp_path))):
         _git(repo, "config", key, value)
     (repo / "evil_impl" / "__init__.py").touch()  # a changed stat: git status would re-read it through the filter
-    head = plugins._clean_commit(repo / "evil_impl")
+    head = clean_commit(repo / "evil_impl")
     assert not marker.exists(), marker.read_text()
     assert head is not None and len(head) == 40
     (repo / "evil_impl" / "__init__.py").write_text("class K:\n    operation = 'jsd'  # edited\n")
-    assert plugins._clean_commit(repo / "evil_impl") is None
+    assert clean_commit(repo / "evil_impl") is None
     (repo / "evil_impl" / "__init__.py").write_text("class K:\n    operation = 'jsd'\n")
     (repo / "evil_impl" / "new.py").write_text("")
-    assert plugins._clean_commit(repo / "evil_impl") is None
+    assert clean_commit(repo / "evil_impl") is None
     assert not marker.exists()

@@ -16,10 +16,10 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import re
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sitegen.gitread import clean_commit
 from sitegen.operations import IMPLEMENTATIONS_GROUP, Operation, entry_points
 from sitegen.problems import InputError, Problem
 
@@ -113,50 +113,6 @@ def declared(path: Path, cls: str, attr: str):
     return None
 
 
-# The checkout is the implementation's: its .git/config is untrusted. Git runs no hook and no
-# fsmonitor for these commands, and no clean filter: rev-parse, ls-tree and ls-files never read a
-# working file through one, and the working files are hashed here, as the blobs git stores.
-_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false")
-
-
-def _git(folder: Path, *args: str) -> str:
-    return subprocess.run([*_GIT, "-C", str(folder), *args], capture_output=True, text=True, check=True,
-                          timeout=10, stdin=subprocess.DEVNULL).stdout
-
-
-def _blob_id(path: Path, algorithm: str) -> str:
-    data = path.read_bytes()
-    return hashlib.new(algorithm, b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _clean_commit(folder: Path) -> str | None:
-    """HEAD of the git checkout holding ``folder``, when no file under it differs from HEAD (none
-    changed, missing or untracked), judged from HEAD's tree and the files' bytes, never by git
-    status (which runs the checkout's fsmonitor and clean filters)."""
-    try:
-        head = _git(folder, "rev-parse", "HEAD").strip()
-        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head):
-            return None
-        algorithm = "sha1" if len(head) == 40 else "sha256"
-        top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
-        for entry in _git(folder, "ls-tree", "-r", "-z", "--full-name", "HEAD", "--", ".").split("\0"):
-            if not entry:
-                continue
-            meta, _, name = entry.partition("\t")
-            mode, kind, blob = meta.split()
-            path = top / name
-            # A link, a submodule or a file git would filter: not judged here, so not clean.
-            if kind != "blob" or mode not in ("100644", "100755") or path.is_symlink() or not path.is_file():
-                return None
-            if _blob_id(path, algorithm) != blob:
-                return None
-        if _git(folder, "ls-files", "-z", "--others", "--exclude-standard", "--", ".").strip("\0"):
-            return None
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-    return head
-
-
 def _distribution_of(module: str) -> tuple[str | None, str | None]:
     top = module.split(".")[0]
     try:
@@ -190,7 +146,7 @@ def describe(name: str, target: str, dist: importlib.metadata.Distribution | Non
                    needs=tuple(n for n in needs if isinstance(n, str)) if isinstance(needs, (tuple, list)) else (),
                    install=install if isinstance(install, str) else None,
                    source_digest=digest_files(files), distribution=dname, dist_version=dversion,
-                   commit=None if target.startswith("sitegen.") else _clean_commit(path.parent))
+                   commit=None if target.startswith("sitegen.") else clean_commit(path.parent))
 
 
 def installed() -> dict[str, importlib.metadata.EntryPoint]:

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import sitegen
+from sitegen import gitread
 
 PACKAGE_ROOT = Path(sitegen.__file__).resolve().parent
 CHECKOUT = PACKAGE_ROOT.parent
@@ -25,15 +26,17 @@ def source_digest(module_file: str | Path) -> str:
 
 
 def _head_if_clean(paths: tuple[str, ...]) -> str | None:
+    # Read as any checkout is (sitegen.gitread): git status would run the checkout's fsmonitor
+    # and clean filters and rewrite its index.
     if not (CHECKOUT / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(CHECKOUT), "status", "--porcelain", "--", *paths],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        head = gitread.head(CHECKOUT)
+        if head is None or any(gitread.changed(CHECKOUT / path, head) for path in paths):
+            return None
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
-    return head if re.fullmatch(r"[0-9a-f]{40}", head) and not dirty else None
+    return head
 
 
 def _named(env: str) -> str | None:
