@@ -62,6 +62,9 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 # A constant like 2 ** 10000 or [0] * 10**9 must not take the importer's memory: they are refused.
 _MAX_NUMBER = 1 << 62
 _MAX_ITEMS = 4096
+# The evaluator and ast.unparse recurse once or more per level of the tree; KernelBench's problems
+# nest at most 15 deep. A file nested deeper is refused before either runs.
+MAX_DEPTH = 100
 
 
 def _number(value: Any) -> bool:
@@ -277,12 +280,26 @@ def _forward(model: ast.ClassDef) -> str | None:
     return None
 
 
+def _check_depth(tree: ast.AST) -> None:
+    """Unreadable if the tree nests deeper than MAX_DEPTH; walked without recursion."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Unreadable(f"nested deeper than {MAX_DEPTH} levels (line {getattr(node, 'lineno', '?')})")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
 def read_problem(text: str) -> Problem:
     """Parse a problem's source; raise Unreadable when its inputs cannot be read without running it."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise Unreadable(f"not Python: {exc.msg} (line {exc.lineno})") from None
+    except (RecursionError, MemoryError):
+        # CPython's parser gives these for nesting past its own stack (x.a.a…, - - - …), not for size.
+        raise Unreadable("nested too deeply for Python's parser") from None
+    _check_depth(tree)
     functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
     models = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "Model"]
     if not models:

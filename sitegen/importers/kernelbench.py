@@ -159,7 +159,9 @@ class _Importer:
             except UnicodeDecodeError:
                 self.problems[key] = "not UTF-8 text"
             except kbshapes.Unreadable as exc:
-                self.problems[key] = f"inputs not readable without running the file: {exc}"
+                # The expression that stopped the reader can be a whole file's line: one short line.
+                reason = str(exc) if len(str(exc)) <= 200 else str(exc)[:199] + "…"
+                self.problems[key] = f"inputs not readable without running the file: {reason}"
         return self.problems[key]
 
     def operation(self, level: str, file: str, problem: kbshapes.Problem) -> tuple[dict[str, Any], dict[str, Any] | None]:
