@@ -102,8 +102,11 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
 @click.option("--trust", type=click.Path(path_type=Path, dir_okay=False),
               help="Check run signatures against the [[trust]] keys of this file instead of each registry's "
                    "sitegen.toml (in CI: the base branch's, which a pull request cannot edit).")
+@click.option("--strict", is_flag=True,
+              help="Also report every controlled rerun that carries no signature (it holds no place on the "
+                   "site); reads every document in full, as --full does.")
 @json_option
-def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | None, as_json: bool) -> None:
+def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | None, strict: bool, as_json: bool) -> None:
     """Check every digest and reference of a registry (default: records/).
 
     References must resolve, names must be unique, and each document's digest must
@@ -111,11 +114,13 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
     A folder without digests.lock is refused unless --unlocked is given. Files whose
     exact bytes this sitegen already checked on this machine are taken from its build
     state; --full recomputes everything. Every run signature must be valid and by a key
-    the trust list holds, valid when the run was observed; unsigned runs are no problem.
+    the trust list holds, valid when the run was observed; unsigned runs are no problem,
+    except under --strict for a run that claims to be a controlled rerun.
     """
     from sitegen.config import load_config, load_trust
     from sitegen.forkpool import default_jobs
     from sitegen.registry import open_registry
+    from sitegen.registrysigning import unsigned_reruns
     from sitegen.signing import signature_problems
 
     total = 0
@@ -125,9 +130,11 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
         if unlocked:
             warn_unlocked(root)
         try:
-            registry = open_registry(root, require_lock=not unlocked, cached=not full, jobs=default_jobs())
+            registry = open_registry(root, require_lock=not unlocked, cached=not (full or strict), jobs=default_jobs())
             total += len(registry.records)
             problems += signature_problems(registry, load_config(root).trust if trusted is None else trusted)
+            if strict:
+                problems += unsigned_reruns(registry)
         except InputError as exc:
             problems += exc.problems
     report(problems, as_json=as_json, extra={"documents": total})

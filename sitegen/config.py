@@ -81,6 +81,9 @@ class TrustedSigner(Strict):
     """First day (UTC) of runs the key may sign; runs observed before it are not trusted."""
     valid_before: date | None = Field(None, alias="valid-before")
     """Day (UTC) from which runs signed by the key are no longer trusted; what it signed before stays valid."""
+    runs: list[Digest] | None = None
+    """The digests of the runs the key vouches for, and no others. A retired key's entry pins what it
+    signed, so whoever kept its private half cannot backdate a new run into its window."""
 
     @field_validator("key")
     @classmethod

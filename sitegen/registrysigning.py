@@ -55,3 +55,12 @@ def _controlled(spec) -> bool:
     evidence = spec.evidence
     return bool(evidence and evidence.integrity and not evidence.dryRun
                 and (evidence.command or "").startswith("sitegen rerun"))
+
+
+def unsigned_reruns(registry) -> list[Problem]:
+    """One Problem per controlled rerun of a fully loaded ``registry`` that carries no signature
+    (``verify --strict``): such a run claims `sitegen rerun` measured it, and nothing shows who did."""
+    return [Problem(run.file, f"{run.pointer}.metadata.signature",
+                    "a controlled rerun without a signature: it holds no place until a trusted key signs it")
+            for run in registry.of_kind("BenchmarkRun")
+            if _controlled(run.model.spec) and not run.model.metadata.signature]

@@ -51,6 +51,7 @@ UNSIGNED = "unsigned"
 UNKNOWN_KEY = "signed by a key this registry does not trust"
 BAD = "signature does not match the run and the documents it references"
 OUTSIDE = "signed by a trusted key outside its validity window"
+UNPINNED = "signed by a retired key that vouches only for the runs its trust entry lists"
 
 
 def payload(run_digest: str, references: dict[str, str]) -> bytes:
@@ -133,6 +134,11 @@ class TrustedKey:
     raw: bytes
     valid_after: date | None
     valid_before: date | None
+    runs: frozenset[str] | None = None
+    """The run digests the key vouches for, when its entry pins them (a retired key); None: any run in its window."""
+
+    def vouches_for(self, run_digest: str) -> bool:
+        return self.runs is None or run_digest in self.runs
 
     def valid_at(self, when: datetime) -> bool:
         day = when.astimezone(timezone.utc).date()
@@ -164,11 +170,15 @@ class Outcome:
     def reason(self) -> str:
         if self.status == OUTSIDE:
             return f"signed by {self.signer}, a trusted key outside its validity window at the time of the run"
+        if self.status == UNPINNED:
+            return f"signed by {self.signer}, a retired key that vouches only for the runs its trust entry lists, not this one"
         return "the rerun is unsigned" if self.status == UNSIGNED else f"the rerun is {self.status}"
 
 
-def check(signature: str | None, message: bytes, observed: datetime, trust: list[TrustedKey]) -> Outcome:
-    """Whether ``signature`` is a valid signature of ``message`` by a key of ``trust`` valid at ``observed``."""
+def check(signature: str | None, message: bytes, observed: datetime, trust: list[TrustedKey],
+          run_digest: str | None = None) -> Outcome:
+    """Whether ``signature`` is a valid signature of ``message`` by a key of ``trust`` valid at ``observed``
+    that vouches for ``run_digest`` (a retired key vouches only for the runs its entry pins)."""
     if not signature:
         return Outcome(UNSIGNED)
     try:
@@ -185,7 +195,10 @@ def check(signature: str | None, message: bytes, observed: datetime, trust: list
     in_window = [t for t in trusted if t.valid_at(observed)]
     if not in_window:
         return Outcome(OUTSIDE, trusted[0].name)
-    return Outcome(VALID, in_window[0].name)
+    pinned = [t for t in in_window if t.vouches_for(run_digest)]
+    if not pinned:
+        return Outcome(UNPINNED, in_window[0].name)
+    return Outcome(VALID, pinned[0].name)
 
 
 def raw_public(key: Ed25519PublicKey) -> bytes:
@@ -231,7 +244,8 @@ def trusted_keys(entries) -> list[TrustedKey]:
     keys = []
     for entry in entries:
         key = parse_public_line(entry.key)
-        keys.append(TrustedKey(entry.name, key, raw_public(key), entry.valid_after, entry.valid_before))
+        keys.append(TrustedKey(entry.name, key, raw_public(key), entry.valid_after, entry.valid_before,
+                               None if entry.runs is None else frozenset(entry.runs)))
     return keys
 
 
@@ -256,7 +270,7 @@ def check_run(run, by_digest, trust: list[TrustedKey]) -> Outcome:
     refs = references(run, by_digest)
     if refs is None:
         return Outcome(BAD)
-    return check(run.signature, payload(run.digest, refs), observed_at(run.observed), trust)
+    return check(run.signature, payload(run.digest, refs), observed_at(run.observed), trust, run.digest)
 
 
 def sign_run(run, by_digest, key: Ed25519PrivateKey) -> str:

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import OPERATION, edit_run, relock
+from conftest import FIXTURE_KEY, OPERATION, edit_run, relock
 from sitecheck import catalog_runs
 from sitegen.digest import document_digest
 from sitegen.rerun.measure.stats import summary
@@ -19,6 +19,7 @@ from sitegen.site.build import build_site
 from sitegen.site.facts.index import build_index
 from sitegen.config import load_config
 from sitegen.registry import open_registry
+from sitegen.registrysigning import sign_registry
 
 SITEGEN = "sitegen-h200-tokens2048-2026-08-21"  # the representative of the replicated pair
 SITEGEN_OLDER = "sitegen-h200-tokens2048-2026-08-20"
@@ -106,9 +107,14 @@ def test_the_protocols_minimum_effect_decides(registry_copy, tmp_path):
     doc["spec"]["comparability"]["minEffect"] = 0.2
     path.write_text(json.dumps(doc, indent=2))
     new = document_digest(doc)
+    signed = []
     for run in (registry_copy / "runs").glob("*.json"):
         run.write_text(run.read_text().replace(old, new))
+        if json.loads(run.read_text())["metadata"].get("signature"):
+            signed.append(run.stem)
     relock(registry_copy)
+    # The signatures cover the protocol's digest: its key holder signs the edited runs again.
+    sign_registry(registry_copy, FIXTURE_KEY, tuple(signed))
     _, runs = _build(registry_copy, tmp_path)
     assert runs[SITEGEN]["rankLabel"] == runs[LIGER]["rankLabel"] == "=1"
 

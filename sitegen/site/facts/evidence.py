@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import cache
 
-from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, protocol_document
-from sitegen.signing import check_run
+from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, INTERPRET_FAMILY, protocol_document
+from sitegen.signing import BAD, OUTSIDE, UNKNOWN_KEY, UNPINNED, UNSIGNED, check_run
 from sitegen.site.facts.runfacts import RunFacts
 from sitegen.site.facts.trustedcode import UNREVIEWED, trusted_code
 from sitegen.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
+PLACED = ("Verified", "Replicated")
+"""The levels whose controlled reruns take a place (rank, first place, badge, summary, verdict)."""
 
 # Which integrity check each protocol field promises.
 CHECK_OF_FIELD = {
@@ -101,13 +103,17 @@ def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None =
     (sitegen.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
     registry ``reviewed`` (sitegen.config.ReviewedCode; sitegen.site.facts.trustedcode). Its stated
     figures follow from its samples already: validation refuses any other (sitegen.figures).
+    Sets ``facts.signature`` on every controlled rerun, whatever else it lacks.
     """
     spec = facts.run.spec
     evidence = spec.evidence
     correctness = spec.correctness
+    if not controlled(facts):
+        return False, None
+    referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
+    facts.signature = check_run(facts.record, referenced, trust or [])
     if not (
-        controlled(facts)
-        and spec.status == "passed"
+        spec.status == "passed"
         and not evidence.dryRun
         and all(check.passed for check in evidence.integrity)
         and correctness is not None and correctness.status == "passed"
@@ -123,13 +129,52 @@ def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None =
         plural = len(missing) > 1
         why = "not recorded" if family == FAMILY else f"not run under the {family} protocol"
         return False, f"not Verified: the {', '.join(missing)} check{'s' if plural else ''} {'were' if plural else 'was'} {why}"
-    referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
-    facts.signature = check_run(facts.record, referenced, trust or [])
     if not facts.signature.valid:
         return False, f"not Verified: {facts.signature.reason()}; Verified needs a valid signature by a key this registry trusts"
     if not trusted_code(facts, reviewed or []):
         return False, UNREVIEWED
     return True, None
+
+
+# What a reader is told, in one line, of a rerun whose signature does not make it Verified.
+_SIGNATURE_SHORT = {
+    UNSIGNED: "unsigned",
+    UNKNOWN_KEY: "signed by a key this registry does not trust",
+    BAD: "its signature does not match its documents",
+}
+
+
+def unplaced(facts: RunFacts, reviewed: list | None = None) -> str | None:
+    """Why a run that stands as a controlled rerun takes no place in its cohort; None when it may.
+
+    Only evidence nobody can type in takes a place: a controlled rerun ranks (and leads, holds a
+    badge, counts in a summary or a compare verdict) only when Verified or Replicated. Samples and
+    figures that agree with each other prove nothing about who measured them; the signature of a
+    trusted key on code sitegen ships or the registry reviewed does. A run under sitegen's own
+    protocol families without a rerun's evidence is held to the same rule: it claims the harness.
+    A failed or flagged rerun already says why it holds no place, and a flagged one may still
+    count as set aside (ranking.SLOWING_CHECKS): it is left to those rules when its signature and
+    code are trusted, since only then is its flag a fact.
+    """
+    if facts.level in PLACED:
+        return None
+    if not controlled(facts):
+        family = facts.protocol.model.spec.comparability.family
+        if family in (FAMILY, INTERPRET_FAMILY):
+            return "not Verified: no record of a controlled rerun, though it names sitegen's controlled protocol"
+        return None
+    if facts.dry_run:
+        return None  # "dry run (CPU rehearsal)" says it
+    outcome = facts.signature
+    if outcome is not None and not outcome.valid:
+        if outcome.status in (OUTSIDE, UNPINNED):
+            return f"not Verified: {outcome.reason()}"
+        return f"not Verified: {_SIGNATURE_SHORT.get(outcome.status, outcome.reason())}"
+    if not trusted_code(facts, reviewed or []):
+        return "not Verified: outside code not reviewed by this registry"
+    if facts.reasons:
+        return None
+    return facts.level_reason or "not Verified: a controlled rerun needs a passed gate, raw samples and the GPU's UUID"
 
 
 def _agree(a: float, b: float, tolerance: float) -> bool:
@@ -163,6 +208,10 @@ def assign_levels(runs: list[RunFacts], trust: list | None = None, reviewed: lis
                 for other in group
             ):
                 facts.level = "Replicated"
+    for facts in runs:
+        why = unplaced(facts, reviewed)
+        if why is not None:
+            facts.reasons.append(why)
 
 
 def verdict(rerun: RunFacts, original: RunFacts) -> Verdict:

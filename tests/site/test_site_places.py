@@ -1,0 +1,150 @@
+"""Only evidence nobody can type in takes a place: in a cohort of controlled reruns a run ranks, leads
+and counts in a summary only when Verified (or Replicated); every other rerun stays listed with its
+value and one line saying why. Each test plants what a forger would (the fixture registry's H200
+cohort: sitegen's Replicated pair and Liger's signed rerun)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import FIXTURE_KEY, OPERATION, relock
+from sitecheck import catalog_runs
+from sitegen.cli import main
+from sitegen.registrysigning import sign_registry
+from sitegen.rerun.measure.stats import summary
+from sitegen.signing import keygen
+
+SITEGEN = "sitegen-h200-tokens2048-2026-08-21"
+LIGER = "liger-h200-tokens2048-rerun-2026-08-20"
+FORGED = "liger-h200-tokens2048-rerun-2026-08-22"
+H200_PAGE = f"operations/{OPERATION}/nvidia-h200/index"
+
+
+def _plant(root, source: str, name: str, *, factor: float, implementation: dict | None = None) -> dict:
+    """A copy of run ``source`` named ``name``, its samples (and the figures they give) ``factor`` times
+    the original's, unsigned: what a forger types by hand, consistent enough to pass validation."""
+    doc = json.loads((root / "runs" / f"{source}.json").read_text())
+    doc["metadata"]["name"] = name
+    doc["metadata"].pop("signature", None)
+    timing = doc["spec"]["timing"]
+    timing["samplesNs"] = [round(s * factor) for s in timing["samplesNs"]]
+    stated = summary(timing["samplesNs"])
+    timing["latencyNs"] = {k: stated[k] for k in timing["latencyNs"]}
+    doc["spec"]["observedAt"] = "2026-08-22T10:00:00Z"
+    if implementation is not None:
+        from sitegen.digest import document_digest
+
+        (root / "implementations" / f"{implementation['metadata']['name']}.json").write_text(json.dumps(implementation, indent=2))
+        doc["spec"]["implementationDigest"] = document_digest(implementation)
+    (root / "runs" / f"{name}.json").write_text(json.dumps(doc, indent=2))
+    relock(root)
+    return doc
+
+
+def _outside_implementation(root) -> dict:
+    """A new implementation of outside code, as a pull request would add one."""
+    [path] = [p for p in (root / "implementations").glob("*.json") if '"sitegen.' in p.read_text()][:1]
+    doc = json.loads(path.read_text())
+    doc["metadata"]["name"] = "fastest-jsd-0-1"
+    doc["metadata"].pop("title", None)
+    doc["spec"]["name"] = "Fastest JSD"
+    doc["spec"]["projectRevision"] = {"project": "fastest-jsd", "version": "0.1"}
+    doc["spec"]["callable"] = {"module": "fastest_jsd.kernel", "name": "FastestJSD"}
+    return doc
+
+
+def _build(root, tmp_path):
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(out), "--no-search", "--quiet"])
+    assert result.exit_code == 0, result.output
+    return out, {run["name"]: run for run in catalog_runs(out)}
+
+
+def _summary_leaders(out) -> list[str]:
+    twin = json.loads((out / f"{H200_PAGE}.json").read_text())
+    return [row["leader"]["text"] for group in twin["summary"] for row in group["rows"]]
+
+
+def test_an_unsigned_rerun_typed_by_hand_takes_no_place(registry_copy, tmp_path):
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    out, runs = _build(registry_copy, tmp_path)
+    forged = runs[FORGED]
+    assert forged["rank"] is None and forged["notEligible"] == ["not Verified: unsigned"]
+    assert runs[SITEGEN]["rankLabel"] == "1"  # no "faster but set aside" either: its speed is unproven
+    assert _summary_leaders(out) == ["sitegen Triton JSD"]
+    page = (out / "runs" / FORGED / "index.html").read_text()
+    assert "Not eligible to rank: not Verified: unsigned" in page
+    operation = (out / f"{H200_PAGE}.html").read_text()
+    assert "not ranked: not Verified: unsigned" in operation  # still listed, with its value
+
+
+def test_a_pull_requests_fabricated_outside_run_passes_verify_and_takes_no_place(registry_copy, tmp_path):
+    _plant(registry_copy, LIGER, FORGED, factor=0.25, implementation=_outside_implementation(registry_copy))
+    relock(registry_copy)
+    trust = registry_copy / "sitegen.toml"  # the base branch's list: the pull request adds no key
+    verified = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--trust", str(trust)])
+    assert verified.exit_code == 0, verified.output
+    out, runs = _build(registry_copy, tmp_path)
+    assert runs[FORGED]["rank"] is None
+    assert _summary_leaders(out) == ["sitegen Triton JSD"]
+    # CI's recipe runs verify --strict, which names the unsigned rerun.
+    strict = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--strict", "--trust", str(trust)])
+    assert strict.exit_code == 1
+    assert strict.stderr.splitlines()[0] == (
+        f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: a controlled rerun without a "
+        "signature: it holds no place until a trusted key signs it")
+
+
+def test_a_rerun_signed_by_a_key_the_registry_does_not_trust_takes_no_place(registry_copy, tmp_path):
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    stranger = tmp_path / "stranger"
+    keygen(stranger, "not trusted")
+    sign_registry(registry_copy, stranger, (FORGED,))
+    out, runs = _build(registry_copy, tmp_path)
+    assert runs[FORGED]["rank"] is None
+    assert "not Verified: signed by a key this registry does not trust" in (out / "runs" / FORGED / "index.html").read_text()
+    assert _summary_leaders(out) == ["sitegen Triton JSD"]
+
+
+def test_outside_code_signed_by_a_trusted_key_but_not_reviewed_takes_no_place(registry_copy, tmp_path):
+    _plant(registry_copy, LIGER, FORGED, factor=0.25, implementation=_outside_implementation(registry_copy))
+    sign_registry(registry_copy, FIXTURE_KEY, (FORGED,))
+    out, runs = _build(registry_copy, tmp_path)
+    assert runs[FORGED]["rank"] is None
+    assert "not Verified: outside code not reviewed by this registry" in (out / "runs" / FORGED / "index.html").read_text()
+    assert _summary_leaders(out) == ["sitegen Triton JSD"]
+
+
+def test_the_same_run_signed_by_the_trusted_key_ranks_first(registry_copy, tmp_path):
+    # The rule's other side: sign the planted run with the registry's key and it leads.
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    sign_registry(registry_copy, FIXTURE_KEY, (FORGED,))
+    out, runs = _build(registry_copy, tmp_path)
+    assert runs[FORGED]["rankLabel"] == "1" and runs[FORGED]["evidenceLevel"] == "Verified"
+    assert _summary_leaders(out) == ["Liger"]
+
+
+def test_a_retired_keys_new_signature_is_refused(registry_copy, tmp_path):
+    # The key's entry pins what it signed; a kept private half signs a new run dated inside the window.
+    config = registry_copy / "sitegen.toml"
+    from sitegen.digest import document_digest
+
+    runs_before = [json.loads(p.read_text()) for p in sorted((registry_copy / "runs").glob("*.json"))]
+    pinned = [doc for doc in runs_before if doc["metadata"].get("signature")]
+    assert len(pinned) == 3
+
+    digests = ", ".join(f'"{document_digest(doc)}"' for doc in pinned)
+    config.write_text(config.read_text() + f"runs = [{digests}]\n")
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    sign_registry(registry_copy, FIXTURE_KEY, (FORGED,))
+    out, runs = _build(registry_copy, tmp_path)
+    assert runs[FORGED]["rank"] is None
+    assert "a retired key that vouches only for the runs its trust entry lists" in (out / "runs" / FORGED / "index.html").read_text()
+    assert runs[LIGER]["evidenceLevel"] == "Verified"
+    verify = CliRunner().invoke(main, ["verify", str(registry_copy), "--full"])
+    assert verify.exit_code == 1
+    assert verify.stderr.splitlines()[:2] == [
+        f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: signed by sitegen test fixtures, a retired "
+        "key that vouches only for the runs its trust entry lists, not this one", "1 problem(s) found."]
