@@ -101,10 +101,6 @@ def _scratch(module: str) -> Path:
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target)
-    shared = REPO.parent / "shared"
-    if shared.exists():
-        # Tests find the source data as ../shared of the repository root, which is mutants/ here.
-        (root / "shared").symlink_to(shared)
     settings = (root / "pyproject.toml").read_text()
     settings = re.sub(r"\n\[tool\.mutmut\].*?(?=\n\[|\Z)", "", settings, flags=re.S)
     quoted = lambda items: "[" + ", ".join(f'"{i}"' for i in items) + "]"  # noqa: E731

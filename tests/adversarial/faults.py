@@ -27,8 +27,8 @@ from sitegen.cli import main
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"
-# Beside the checkout, as tests/importers/sharedinputs.py finds it: ../shared from the repository root.
-LIGER_CSV = HERE.parents[2] / "shared" / "data" / "liger" / "all_benchmark_data.csv"
+# In the checkout, where tests/importers/sharedinputs.py finds it too.
+LIGER_CSV = HERE.parent / "data" / "liger" / "all_benchmark_data.csv"
 SEED_RUN = "liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29"
 UNREFERENCED_RUN = "liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35"
 KILLER = HERE / "killer.py"

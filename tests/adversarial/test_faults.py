@@ -20,7 +20,7 @@ SAMPLES = 4
 def test_registry_survives_a_kill_at_any_write_point(command, tmp_path):
     if command == "import" and not LIGER_CSV.exists():
         # Under CI a missing input is a failure: a trial that cannot run must not look like one that passed.
-        message = f"the Liger CSV is missing: expected {LIGER_CSV} (../shared beside the checkout)"
+        message = f"the Liger CSV is missing: expected {LIGER_CSV} (tests/data/liger in the checkout)"
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
@@ -65,8 +65,8 @@ def test_full_disk_in_a_build_names_the_output_file_and_keeps_the_old_site(tmp_p
     assert snapshot(out) == before and beside(tmp_path) == [".site.standby-*", "site"]
 
 
-def test_the_import_trials_need_the_csv_beside_the_checkout_and_fail_without_it_under_ci(tmp_path):
-    """A checkout with no ../shared beside it: the import trials skip, or under CI fail; never read a fixed path."""
+def test_the_import_trials_need_the_csv_in_tests_data_and_fail_without_it_under_ci(tmp_path):
+    """A copy of the tests without tests/data: the import trials skip, or under CI fail; never read a fixed path."""
     import shutil
     import subprocess
     import sys
@@ -82,6 +82,6 @@ def test_the_import_trials_need_the_csv_beside_the_checkout_and_fail_without_it_
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     skipped = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
     assert skipped.returncode == 0 and "1 skipped" in skipped.stdout, skipped.stdout
-    assert str(tmp_path / "elsewhere" / "shared" / "data" / "liger" / "all_benchmark_data.csv") in skipped.stdout
+    assert str(checkout / "tests" / "data" / "liger" / "all_benchmark_data.csv") in skipped.stdout
     failed = subprocess.run(command, cwd=checkout, env={**env, "CI": "true"}, capture_output=True, text=True, timeout=300)
     assert failed.returncode == 1 and "1 failed" in failed.stdout, failed.stdout

@@ -1,4 +1,4 @@
-"""Where the KernelBench tests find the nine snapshots: ``../shared/data/kernelbench`` beside the checkout.
+"""Where the KernelBench tests find the nine snapshots: ``tests/data/kernelbench`` in the checkout.
 
 As with the Liger CSV, a missing folder skips the tests, except under CI (``CI`` set),
 where it is a failure.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-KERNELBENCH = CHECKOUT.parent / "shared" / "data" / "kernelbench"
+KERNELBENCH = CHECKOUT / "tests" / "data" / "kernelbench"
 SNAPSHOTS = ("01cad80", "129232e", "1f8d20f", "47f78d7", "752dd45", "7dd9cfa", "a147f37", "a6dea99", "fcc5b17")
 
 
@@ -21,7 +21,7 @@ def require_kernelbench() -> None:
     missing = [s for s in SNAPSHOTS if not (KERNELBENCH / s / "COMMIT").is_file()]
     if not missing:
         return
-    message = f"KernelBench snapshots missing: expected {', '.join(missing)} under {KERNELBENCH} (../shared beside the checkout)"
+    message = f"KernelBench snapshots missing: expected {', '.join(missing)} under {KERNELBENCH} (tests/data/kernelbench in the checkout)"
     if os.environ.get("CI"):
         pytest.fail(message, pytrace=False)
     pytest.skip(message)

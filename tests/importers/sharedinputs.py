@@ -1,9 +1,9 @@
-"""Where the importer tests find the shared Liger data: ``../shared`` beside the checkout.
+"""Where the importer tests find Liger-Kernel's CSV: ``tests/data/liger`` in the checkout.
 
-The data is not in the repository (read-only, shared by every checkout), so a fresh clone
-with ``shared/`` beside it runs these tests. Where it is missing the tests skip, except under
-CI (``CI`` set), where a missing input is a failure: a test that cannot run must not look
-like one that passed.
+The file is in the repository (tests/data/README.md says where it came from), so a fresh
+clone runs these tests. Where it is missing (a copy of tests/ without its data) they skip,
+except under CI (``CI`` set), where a missing input is a failure: a test that cannot run must
+not look like one that passed.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-CSV = CHECKOUT.parent / "shared" / "data" / "liger" / "all_benchmark_data.csv"
+CSV = CHECKOUT / "tests" / "data" / "liger" / "all_benchmark_data.csv"
 
 
 def require_csv() -> None:
     """Skip (or, under CI, fail) the calling test or module when the CSV is absent."""
     if CSV.exists():
         return
-    message = f"the Liger CSV is missing: expected {CSV} (../shared beside the checkout)"
+    message = f"the Liger CSV is missing: expected {CSV} (tests/data/liger in the checkout)"
     if os.environ.get("CI"):
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
