@@ -2,7 +2,8 @@
 
 The parent never touches the GPU (so it can check that no other process does); each worker
 gates (the first one only), times every case of the plan, and writes one JSON result.
-Progress goes to stderr.
+Progress goes to stderr. The parent gives each worker one implementation (sitegen.rerun.sweep):
+the other implementations a plan could name would share this process with it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from sitegen.rerun.measure.watch import emit
 
 
 def _log(plan: dict, message: str, t0: float) -> None:
-    print(f"[process {plan['process'] + 1}/{plan['processes']} {time.monotonic() - t0:7.1f}s] {message}",
+    who = ",".join(ref["name"] for ref in plan["impls"])
+    print(f"[process {plan['process'] + 1}/{plan['processes']} {who} {time.monotonic() - t0:7.1f}s] {message}",
           file=sys.stderr, flush=True)
 
 
