@@ -36,17 +36,29 @@ def keygen(path: Path, comment: str, as_json: bool) -> None:
               help="Registry holding the runs.")
 @json_option
 def sign(runs: tuple[str, ...], key: Path, records: Path, as_json: bool) -> None:
-    """Sign runs of a registry (default: every controlled rerun that is not a dry run and has no signature yet).
+    """Sign runs of a registry: by default exactly the runs a `sitegen rerun` wrote into it.
 
-    RUNS are run names. The signature goes in each run's metadata.signature and covers the
-    digests of the run and of every document it references; the run's digest, lock entry
-    and name stay as they were. Only the holder of a key the registry trusts should sign:
-    a signature says "this machine ran it". A named run is signed again even if it already
-    was; by default signed runs are left alone, since another key's signature may be the one
-    valid for when they ran.
+    A rerun journals each file it writes (path and digest, in the registry's hidden
+    .sitegen-rerun-journal); by default `sign` signs the unsigned controlled reruns of
+    those files whose bytes are unchanged, lists each, and empties the journal. A journalled
+    file that changed since is refused, and a rerun that no rerun journalled here (copied in,
+    planted) is left unsigned: name a run (RUNS) to sign it after you have read it. The
+    signature goes in each run's metadata.signature and covers the digests of the run and of
+    every document it references; the run's digest, lock entry and name stay as they were.
+    Only the holder of a key the registry trusts should sign: a signature says "this machine
+    ran it". A named run is signed again even if it already was.
     """
     from sitegen.registrysigning import sign_registry
 
-    chosen, changed = sign_registry(records, key, runs)
-    report([], as_json=as_json, extra={"signed": sorted(r.name for r in chosen), "files": changed})
-    click.echo(f"signed {len(chosen)} run(s); {changed} file(s) changed", err=True)
+    done = sign_registry(records, key, runs)
+    names = sorted(r.name for r in done.runs)
+    report([], as_json=as_json, extra={"signed": names, "files": done.files, "refused": done.refused,
+                                       "left": sorted(done.left)})
+    for name in names:
+        click.echo(f"signed {name}", err=True)
+    for line in done.refused:
+        click.echo(line, err=True)
+    if done.left:
+        click.echo(f"left unsigned: {len(done.left)} controlled rerun(s) that no rerun wrote here "
+                   "(name them to sign them)", err=True)
+    click.echo(f"signed {len(names)} run(s); {done.files} file(s) changed", err=True)

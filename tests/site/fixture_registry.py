@@ -208,7 +208,9 @@ def main() -> None:
         'name = "sitegen test fixtures"\n'
         f'key = "{" ".join(FIXTURE_KEY.with_suffix(".pub").read_text().split()[:2])}"\n', encoding="utf-8")
     # The controlled reruns are signed as `sitegen rerun --key` signs them, so they can earn Verified.
-    sign_registry(ROOT, FIXTURE_KEY)
+    controlled = [p.stem for p in sorted((ROOT / "runs").glob("*.json"))
+                  if (e := json.loads(p.read_text())["spec"].get("evidence")) and e.get("integrity") and not e.get("dryRun")]
+    sign_registry(ROOT, FIXTURE_KEY, tuple(controlled))
 
 
 if __name__ == "__main__":

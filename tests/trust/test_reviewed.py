@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from test_signatures import keygen, lock, page, sign, trust_toml
-from trust_registry import REPO, RUN, cli, mini_registry, problem_lines, write_json
+from trust_registry import REPO, RUN, cli, journal_runs, mini_registry, problem_lines, write_json
 
 EXAMPLE = REPO / "examples" / "jsd-torch"
 REASON = ("not Verified: outside code not reviewed by this registry: it runs in the measuring process and could "
@@ -45,6 +45,7 @@ def outside_registry(root: Path, monkeypatch, **ref_changes) -> str:
     write_json(root / records.path_of(doc, op["metadata"]["name"]), doc)
     run["spec"]["implementationDigest"] = document_digest(doc)
     write_json(run_path, run)
+    journal_runs(root)
     return ref.source_digest
 
 

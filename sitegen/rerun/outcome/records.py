@@ -150,19 +150,26 @@ def plan_writes(out: Path, shared: list[dict[str, Any]], runs: list[dict[str, An
     return sorted(writes.items())
 
 
-def write_all(out: Path, writes: list[tuple[Path, bytes]], *, create_lock: bool = False) -> list[str]:
+def write_all(out: Path, writes: list[tuple[Path, bytes]], *, create_lock: bool = False,
+              journal: dict[str, str] | None = None) -> list[str]:
     """Create every file, and add them to digests.lock, in one registry transaction.
 
     The lock is updated only where one exists, or made when ``create_lock`` (a dry run into a
     folder that held nothing: a rehearsal proves nothing, so there is nothing to review, and a
-    registry holding it must still build and verify).
+    registry holding it must still build and verify). The rerun journal becomes ``journal`` (the
+    entries read before measuring began) and the files written here (sitegen.rerun.outcome.journal).
     """
     import json
 
     from sitegen.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
+    from sitegen.rerun.outcome import journal as rerun_journal
     from sitegen.transaction import registry_transaction
 
     with registry_transaction(out) as txn:
+        if writes:
+            entries = dict(rerun_journal.read(out) if journal is None else journal)
+            entries.update({path.relative_to(out).as_posix(): rerun_journal.digest(data) for path, data in writes})
+            txn.write(rerun_journal.JOURNAL, rerun_journal.render(entries))
         locked = read_lock(out)
         if locked is None and create_lock:
             locked = {}

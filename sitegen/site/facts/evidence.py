@@ -108,13 +108,12 @@ def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None =
     spec = facts.run.spec
     evidence = spec.evidence
     correctness = spec.correctness
-    if not controlled(facts):
+    if not controlled(facts) or evidence.dryRun:
         return False, None
     referenced = {r.digest: r for r in (facts.implementation, facts.workload, facts.protocol, facts.environment)}
     facts.signature = check_run(facts.record, referenced, trust or [])
     if not (
         spec.status == "passed"
-        and not evidence.dryRun
         and all(check.passed for check in evidence.integrity)
         and correctness is not None and correctness.status == "passed"
         and correctness.cases and all(case.passed for case in correctness.cases)
