@@ -93,3 +93,26 @@ def test_a_build_in_its_own_process_reports_and_exits_as_usual(tmp_path):
     assert again.returncode == 0 and "is up to date" in again.stderr
     refused = subprocess.run([*command[:4], "--records", str(tmp_path / "none"), "--out", str(out)], capture_output=True, text=True)
     assert refused.returncode == 1 and "no such registry folder" in refused.stderr
+
+
+def test_a_build_in_a_checkout_leaves_nothing_git_shows(tmp_path):
+    """`sitegen build --out site` in a clone of this repository: the standby copy and staging
+    folders it keeps beside site/ (77,000 hard links on the bundled site) stay out of `git status`."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FIXTURE, checkout / "records")
+    shutil.copy(Path(__file__).resolve().parents[2] / ".gitignore", checkout / ".gitignore")
+    git = lambda *args: subprocess.run(["git", "-C", str(checkout), *args], check=True, capture_output=True, text=True,  # noqa: E731
+                                       env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null", "PATH": "/usr/bin:/bin",
+                                            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}).stdout
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "registry")
+    for _ in range(2):  # the second build swaps the first site out as the standby
+        assert _invoke("build", "--records", str(checkout / "records"), "--out", str(checkout / "site"), "--no-search").exit_code == 0
+    assert [p.name.split("-")[0] for p in checkout.iterdir() if p.name.startswith(".site.")] == [".site.standby"]
+    assert git("status", "--porcelain", "--untracked-files=all") == ""
