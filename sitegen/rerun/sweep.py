@@ -1,5 +1,11 @@
 """The parent side of a rerun: plan, run the measuring processes one after another, assemble,
 write. The parent never creates a CUDA context, so it can check that the GPU is free.
+
+Each implementation is measured in processes of its own (issue 43): code one implementation runs
+shares no memory, result file, compile cache or leftover process with another's measurement, so
+it cannot edit another's samples or results or wrap the module another is timed through. The
+processes run round by round (round k: process k of every implementation), so drift of the GPU
+over the rerun falls on every implementation alike.
 """
 
 from __future__ import annotations
@@ -7,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,16 +60,28 @@ class Options:
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
-    plan_path, result_path = workdir / f"plan{k}.json", workdir / f"result{k}.json"
+    """One measuring process in a folder of its own; its result. Anything it left running (its
+    session's processes) is killed when it exits, before the next process starts."""
+    workdir.mkdir(parents=True)
+    plan_path, result_path = workdir / "plan.json", workdir / "result.json"
     plan_path.write_text(json.dumps({**plan, "progressEvents": True}))
     env = dict(os.environ)
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(workdir / "inductor")  # later processes reuse compiled graphs
+    # Compiled graphs and kernels are reused by the later processes of the same implementation
+    # only: a cache another implementation could write into would be code it chose.
+    caches = workdir.parent / f"cache-{plan['impls'][0]['name'] if plan['impls'] else 'none'}"
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor")
+    env["TRITON_CACHE_DIR"] = str(caches / "triton")
+    # Bytecode caches ignored (never read, never written): the source files whose digest the
+    # records name are what runs, not a .pyc beside them (an unchecked-hash .pyc is not compared
+    # with its source at all).
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPYCACHEPREFIX"] = str(workdir / "no-pycache")
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     watch = watch or Watch(Progress(enabled=False), plan.get("processes", 1))
     # stderr comes through the parent, so log lines print above the progress display.
     proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.measure.worker", str(plan_path), str(result_path)], env=env,
-                            stderr=subprocess.PIPE, text=True, errors="replace")
+                            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
     try:
         watch.follow(k, proc.stderr)
         rc = proc.wait()
@@ -70,16 +89,32 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
         proc.terminate()
         proc.wait()
         raise
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     if rc != 0 or not result_path.exists():
         for line in watch.failure_lines():
             watch.progress.log(line)
-        raise InputError([Problem(f"process {k + 1}", "$", f"measuring process exited with code {rc}; nothing written")])
+        who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
+        raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
+                                  f"measuring process exited with code {rc}; nothing written")])
     return json.loads(result_path.read_text())
 
 
-def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
-    """Run the processes the protocol document `proto` asks for; returns (each process's
-    result, the parent's NVML facts)."""
+def _own(result: dict, name: str, case_keys: set[str]) -> dict:
+    """What a process of implementation ``name`` may say: its own availability, gate and timed
+    cases, and the facts of its own process. Anything it wrote of another implementation is
+    dropped: its result file is written by code the implementation could reach."""
+    return {**result, "availability": {name: result.get("availability", {}).get(name, {})},
+            "gate": {name: result["gate"][name]} if name in result.get("gate", {}) else {},
+            "timings": {key: value for key, value in result.get("timings", {}).items() if key in case_keys}}
+
+
+def measure(opts: Options, proto: dict[str, Any]) -> tuple[dict[str, list[dict]], dict]:
+    """Run the processes the protocol document `proto` asks for, for each implementation
+    apart; returns ({implementation: its processes' results}, the parent's NVML facts)."""
     facts = None if opts.interpret else gpustate.facts()
     before = None if opts.interpret else gpustate.compute_processes()
     if before:
@@ -91,20 +126,28 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[list[dict], dict]:
         "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret,
         "operation": opts.op.target,
         "workloads": [w.as_json() for w in opts.loads], "passes": list(opts.passes),
-        "impls": [ref.as_json() for ref in opts.impls], "mode": mode,
+        "mode": mode,
         "maxSmMHz": gpustate.max_sm_mhz(facts),
         "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
     }
-    results: list[dict] = []
-    watch = Watch(opts.progress, follow["processes"], logs=not opts.quiet)
+    own: dict[str, list[dict]] = {ref.name: [] for ref in opts.impls}
+    watch = Watch(opts.progress, follow["processes"] * len(opts.impls), logs=not opts.quiet)
     with tempfile.TemporaryDirectory(prefix="sitegen-rerun-") as tmp:
         for k in range(follow["processes"]):
-            skip = [f"{impl}|{wkey}" for impl, per in results[0]["gate"].items() for wkey, o in per.items()
-                    if o["status"] != "passed"] if results else []
-            plan = {**base, "process": k, "gate": k == 0, "skip": skip, "seed": 100_000 * (k + 1),
-                    "repeatedProbe": k == 0 and mode == "controlled"}
-            results.append(_spawn(plan, Path(tmp), k, opts.interpret, watch=watch))
-    return results, {"facts": facts, "before": before}
+            for i, ref in enumerate(opts.impls):
+                first = own[ref.name][0] if own[ref.name] else None
+                if first is not None and not first["availability"][ref.name].get("ok"):
+                    continue  # not importable here: its first process said why
+                skip = [f"{ref.name}|{wkey}" for wkey, o in first["gate"].get(ref.name, {}).items()
+                        if o["status"] != "passed"] if first else []
+                if first is not None and len(skip) == len(opts.loads):
+                    continue  # failed the gate on every workload: nothing to time
+                plan = {**base, "impls": [ref.as_json()], "process": k, "gate": k == 0, "skip": skip,
+                        "seed": 100_000 * (k + 1), "repeatedProbe": k == 0 and mode == "controlled"}
+                keys = {Case(w, p, ref.name).key for w in opts.loads for p in opts.passes}
+                result = _spawn(plan, Path(tmp) / f"{i}-{k}", k * len(opts.impls) + i, opts.interpret, watch=watch)
+                own[ref.name].append(_own(result, ref.name, keys))
+    return own, {"facts": facts, "before": before}
 
 
 def _stamp(moment: datetime) -> tuple[str, str]:
@@ -142,8 +185,11 @@ def run(opts: Options) -> dict[str, Any]:
                                            interpret=opts.interpret, processes=opts.processes)
     # The journal as it was before any measuring process ran: what they add to it is not kept.
     kept = journal.read(opts.out) if opts.out else {}
-    results, parent = measure(opts, proto)
-    first = results[0]
+    own, parent = measure(opts, proto)
+    availability = {name: results[0]["availability"][name] for name, results in own.items()}
+    gates = {name: results[0]["gate"].get(name, {}) for name, results in own.items()}
+    # The host's software and device as sitegen's own code saw them, where one of its peers ran.
+    first = next((own[ref.name][0] for ref in opts.impls if ref.internal), own[opts.impls[0].name][0])
     facts = parent["facts"]
     env = records.environment_doc(environment_spec(facts, first["device"], first["software"], interpret=opts.interpret))
     product = env["spec"]["hardware"]["product"]
@@ -152,17 +198,14 @@ def run(opts: Options) -> dict[str, Any]:
     op = opts.op.operation_document()
     impl_docs = {}
     for ref in opts.impls:
-        avail = first["availability"].get(ref.name, {})
+        avail = availability[ref.name]
         if avail.get("ok"):
             impl_docs[ref.name] = records.implementation_doc(ref, op, run_version=avail.get("version"),
                                                              version=version, repository=repo)
     if opts.like and opts.like.impl not in impl_docs:
-        reason = first["availability"].get(opts.like.impl, {}).get("reason")
+        reason = availability.get(opts.like.impl, {}).get("reason")
         raise InputError([Problem(opts.like.run_name, "$.spec.implementationDigest",
                                   f"{opts.like.impl} cannot run here ({reason}); nothing written")])
-    counts = [parent["before"]] + [c for r in results for c in (r["processCount"], r.get("processCountAfter"))]
-    expected = [0] + [1, 1] * len(results)
-    copy_bw = max((r["copyBytesPerS"] for r in results), default=None)
     shared = [op, env, proto, *impl_docs.values()]
     fixed = {"protocolDigest": document_digest(proto), "environmentDigest": document_digest(env)}
     impl_digests = {impl: document_digest(doc) for impl, doc in impl_docs.items()}
@@ -174,10 +217,16 @@ def run(opts: Options) -> dict[str, Any]:
     for case in cases(opts.loads, opts.passes, tuple(ref.name for ref in opts.impls if ref.name in impl_docs)):
         wdoc = opts.op.workload_document(case.workload)
         shared.append(wdoc)
-        gate = first["gate"].get(case.impl, {}).get(case.workload.key)
+        gate = gates[case.impl].get(case.workload.key)
+        # Each run is judged by its own implementation's processes alone: their samples, the
+        # processes they saw on the GPU, the copy bandwidth they measured for its roofline.
+        results = own[case.impl]
         per = [r["timings"][case.key] for r in results if case.key in r["timings"]]
         measured += any("samplesNs" in p for p in per)  # timed, whatever the checks then said
-        result = outcome(case, gate, per, op=opts.op, copy_bytes_per_s=copy_bw, process_counts=counts, expected_counts=expected,
+        counts = [parent["before"]] + [c for r in results for c in (r["processCount"], r.get("processCountAfter"))]
+        copy_bw = max((r["copyBytesPerS"] for r in results), default=None)
+        result = outcome(case, gate, per, op=opts.op, copy_bytes_per_s=copy_bw, process_counts=counts,
+                         expected_counts=[0] + [1, 1] * len(results),
                          repeated_probe=not (opts.like and opts.like.mode == "do_bench"),
                          max_sm_mhz=max_sm_mhz, rtol=bounds.get(case.workload.dtype))
         digests = {"implementationDigest": impl_digests[case.impl], "workloadDigest": document_digest(wdoc), **fixed}
@@ -191,7 +240,7 @@ def run(opts: Options) -> dict[str, Any]:
                              "dtype": case.workload.dtype, "pass": case.timed_pass,
                              "status": result["status"], "medianNs": median,
                              "file": records.path_of(doc, opts.op.name)})
-    unavailable = {i: a.get("reason") for i, a in first["availability"].items() if not a.get("ok")}
+    unavailable = {i: a.get("reason") for i, a in availability.items() if not a.get("ok")}
     if not measured:
         raise InputError([Problem(str(opts.out or "--out"), "$", "no case was measured (" + _why_nothing(summary_rows, unavailable)
                                   + "); nothing written")])
