@@ -165,3 +165,33 @@ def test_json_twin_is_the_canonical_manifest_pretty_printed(site):
     }
     expected = json.dumps(bundle, indent=2, ensure_ascii=False) + "\n"
     assert (site / "runs" / SEED_RUN / "index.json").read_text() == expected
+
+
+# The PyPI form of an install: `sitegen` there is another project (docs/measure-your-kernel.md).
+PYPI_INSTALL = re.compile(r"pip install\s+['\"]?sitegen\b")
+
+
+def test_rerun_box_installs_this_sitegen_from_a_clone_of_the_registry(record):
+    import shlex
+    import tomllib
+
+    from conftest import FIXTURE
+
+    repository = tomllib.loads((FIXTURE / "sitegen.toml").read_text())["site"]["repository_url"]
+    [box] = [s for s in record.find_all("section") if s.get("class") == "rerun"]
+    commands = ["".join(c.itertext()) for c in box.iter("{http://www.w3.org/1999/xhtml}pre")]
+    assert len(commands) == 2, commands
+    install = shlex.split(commands[0].replace("&&", " && "))
+    assert install[:3] == ["git", "clone", repository]
+    assert install[install.index("install") + 1] == ".[gpu]"
+    assert commands[1] == f"sitegen rerun --like {SEED_RUN}"
+
+
+def test_no_page_or_doc_says_to_install_sitegen_from_pypi(site):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    texts = [p for p in site.rglob("*") if p.suffix in (".html", ".md", ".json", ".txt") and p.is_file()]
+    texts += [root / "README.md", *(root / "docs").glob("*.md"), *(root / "templates").glob("*.html")]
+    said = sorted(str(p) for p in texts if PYPI_INSTALL.search(p.read_text(encoding="utf-8", errors="replace")))
+    assert said == []

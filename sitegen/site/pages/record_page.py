@@ -83,6 +83,9 @@ class RerunBox:
 
     command: str | None
     reason: str | None
+    install: str | None = None
+    """How to get the sitegen that runs ``command``: a clone of the registry and its ``gpu`` extra
+    installed from it. The name ``sitegen`` on PyPI belongs to another project."""
 
 
 @dataclass(frozen=True)
@@ -290,7 +293,14 @@ def _notes(facts: RunFacts) -> list[Note]:
     ]
 
 
-def _rerun_box(facts: RunFacts) -> RerunBox:
+def install_command(repository_url: str) -> str:
+    """Clone the registry and install the sitegen it holds, with its ``gpu`` extra (torch, Triton, NVML), in a virtual environment."""
+    folder = repository_url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or "registry"
+    return (f"git clone {shlex.quote(repository_url)} && cd {shlex.quote(folder)} && python3 -m venv .venv && "
+            ". .venv/bin/activate && python3 -m pip install '.[gpu]'")
+
+
+def _rerun_box(facts: RunFacts, repository_url: str) -> RerunBox:
     """The `sitegen rerun --like` command, when sitegen's harness can measure this record again.
 
     The conditions are the ones ``sitegen.rerun.plan.like.plan`` checks, read from the same
@@ -307,7 +317,7 @@ def _rerun_box(facts: RunFacts) -> RerunBox:
         return RerunBox(None, f"sitegen rerun has no harness for the implementation {L.implementation_label(facts.implementation)}.")
     if facts.protocol.model.spec.comparability.family not in MODES:
         return RerunBox(None, "sitegen rerun has no harness for this run's protocol family.")
-    return RerunBox(f"sitegen rerun --like {shlex.quote(facts.name)}", None)
+    return RerunBox(f"sitegen rerun --like {shlex.quote(facts.name)}", None, install_command(repository_url))
 
 
 def record_page(facts: RunFacts, index: Index) -> RecordPage:
@@ -353,7 +363,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
         tracker=tracker, manifest=manifest, manifest_shown=manifest_text(facts, index, shown=True) if sampled else manifest,
         samples_file=samples_path(facts.name) if sampled else None,
         charts=[c for c in (samples_chart(facts),) if c is not None] + trend_charts(facts, index),
-        rerun=_rerun_box(facts),
+        rerun=_rerun_box(facts, str(site.repository_url)),
         citation=cite_run(title=title, site_title=site.title, publisher=publisher, permalink=permalink,
                           digest=facts.digest, observed=facts.observed),
         permalink=permalink, digest=facts.digest, issue_url=f"{tracker}/new?{issue}",
