@@ -1,94 +1,102 @@
-"""``sitegen import``: bring published benchmark data into a registry as Reported records."""
+"""``sitegen import NAME PATH``: bring benchmark results into a registry as Reported records, by any importer.
+
+The group knows no importer by name: ``NAME`` is looked up as plugin.load does (sitegen's own,
+an installed ``sitegen.importers`` entry point, or pkg.module:Name) and its command is built
+from what the importer declares (summary, PATH kind, options). Every importer then runs the
+same way: plan, warnings, the registry check and write in one transaction, the report.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from sitegen.cliparts import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option
 
 
-def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from sitegen.model.common import _day as check_day
+def run_importer(importer, path: Path, out: Path, options: dict[str, Any], as_json: bool) -> None:
+    """Plan, print the skipped units' lines, write through the shared core, report; exit 1 on any problem."""
+    from sitegen.importers.core import finish, write_plan
 
-    if value is None:
-        return None
-    try:
-        check_day(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date like 2026-08-18") from None
-    return value
+    plan = importer.plan(path, options)
+    for warning in plan.warnings:
+        click.echo(warning, err=True)
+    problems = list(plan.problems)
+    summary = importer.report(plan)
+    if plan.imported:
+        written, refused = write_plan(out, plan, importer.source(options), importer.published(options),
+                                      plan.newest_day, newest_wins=importer.newest_wins)
+        summary.update(written)
+        problems += refused
+    finish(plan, out, summary, problems, importer.units, as_json=as_json)
 
 
-@click.group("import", context_settings=CONTEXT, epilog=EXIT_HELP)
+def importer_command(importer) -> click.Command:
+    """The click command of one importer: PATH, its own options, then --out, --allow-outside-links and --json."""
+    folder = importer.path_kind == "folder"
+
+    def callback(path: Path, out: Path, as_json: bool, **options: Any) -> None:
+        run_importer(importer, path, out, options, as_json)
+
+    params = [
+        click.Argument(["path"], metavar=importer.path_name,
+                       type=click.Path(path_type=Path, exists=True, file_okay=not folder, dir_okay=folder)),
+        *importer.options,
+        click.Option(["--out"], type=click.Path(path_type=Path, file_okay=False), default=Path("records"),
+                     show_default=True, help="Registry folder to write into."),
+    ]
+    command = click.Command(importer.name, callback=callback, params=params, context_settings=CONTEXT,
+                            epilog=EXIT_HELP, help=f"{importer.summary}\n\n{importer.help}".strip(),
+                            short_help=importer.summary)
+    # The shared flags as every other command declares them (decorators, so they behave the same).
+    return json_option(OUTSIDE_LINKS(command))
+
+
+class ImportGroup(click.Group):
+    """Subcommands are the importers found when asked for, never a fixed list."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from sitegen.importers.plugin import known
+
+        return list(known())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from sitegen.importers.plugin import known, load
+        from sitegen.problems import InputError
+
+        if name not in known() and ":" not in name:
+            return None  # click's own "No such command" usage error (exit 2)
+        try:
+            return importer_command(load(name))
+        except InputError as exc:
+            # An importer that cannot be loaded is a usage error naming why, not a traceback.
+            raise click.UsageError(exc.problems[0].message, ctx) from None
+
+
+def _list(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    from sitegen.importers.plugin import known, load
+    from sitegen.problems import InputError
+
+    if not value or ctx.resilient_parsing:
+        return
+    for name, target in known().items():
+        try:
+            summary = load(name).summary
+        except InputError as exc:
+            summary = f"(cannot be loaded: {exc.problems[0].message})"
+        click.echo(f"{name}\t{target}\t{summary}")
+    ctx.exit(0)
+
+
+@click.group("import", cls=ImportGroup, context_settings=CONTEXT, epilog=EXIT_HELP, subcommand_metavar="NAME PATH [OPTIONS]")
+@click.option("--list", "list_", is_flag=True, expose_value=False, is_eager=True, callback=_list,
+              help="List the importers found (name, pkg.module:Name, what each imports) and exit.")
 def import_group() -> None:
-    """Import published benchmark data into a registry folder as Reported records."""
+    """Import benchmark results into a registry folder as Reported records: `sitegen import NAME PATH`.
 
-
-@import_group.command("liger", context_settings=CONTEXT, epilog=EXIT_HELP)
-@click.argument("csv_file", metavar="CSV", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
-              help="Registry folder to write into.")
-@click.option("--published", callback=_day, metavar="YYYY-MM-DD",
-              help="Publication date for sources/liger-kernel-bench.toml (default: the existing file's, "
-                   "else the date of the CSV's newest timestamp).")
-@OUTSIDE_LINKS
-@json_option
-def liger(csv_file: Path, out: Path, published: str | None, as_json: bool) -> None:
-    """Import Liger-Kernel's all_benchmark_data.csv: one BenchmarkRun per row.
-
-    Writes operations/, workloads/, implementations/, protocols/, environments/, runs/,
-    sources/liger-kernel-bench.toml and adds the written documents to digests.lock. Files
-    whose bytes are unchanged are not rewritten, so importing the same CSV twice changes
-    nothing. The registry is checked first (against its digests.lock, if it has one): if
-    anything is wrong, nothing is written and every problem is listed. A row that cannot
-    be mapped is reported as `CSV: line N: reason`; the other rows still import, and the
-    exit code is 1.
+    NAME is an importer: one of `sitegen import --list` (sitegen's own and every installed
+    `sitegen.importers` entry point) or pkg.module:Name of a sitegen.importers.plugin.Importer
+    subclass. `sitegen import NAME -h` shows its options.
     """
-    from sitegen.importers.core import finish, write_plan
-    from sitegen.importers.liger import LIGER_SOURCE, SOURCE_ID, plan_import
-
-    plan = plan_import(csv_file)
-    for warning in plan.warnings:
-        click.echo(warning, err=True)
-    problems = list(plan.problems)
-    summary = {"rows": plan.rows, "imported": plan.imported, "failed": plan.rows - plan.imported}
-    if plan.imported:
-        written, refused = write_plan(out, plan, (SOURCE_ID, LIGER_SOURCE), published, plan.newest_day)
-        summary.update(written)
-        problems += refused
-    finish(plan, out, summary, problems, "row(s)", as_json=as_json)
-
-
-@import_group.command("kernelbench", context_settings=CONTEXT, epilog=EXIT_HELP)
-@click.argument("path", metavar="PATH", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
-              help="Registry folder to write into.")
-@OUTSIDE_LINKS
-@json_option
-def kernelbench(path: Path, out: Path, as_json: bool) -> None:
-    """Import KernelBench's baseline timings from PATH: one BenchmarkRun per timing.
-
-    PATH is a KernelBench checkout at one commit (commit and date from git) or a snapshot
-    of one (from its COMMIT file). Every results/timing/*/baseline_time_*.json timing is
-    imported: the GPU from its `hardware` string, the shapes read from the problem file
-    as it is in PATH (parsed, never run), the PyTorch version from
-    results/timing/README.md. A problem whose inputs cannot be read statically, and a null
-    timing, are skipped with one line each. Writes as `import liger` does: checked first,
-    only changed files, digests.lock in the same transaction; sources/kernelbench.toml is
-    dated by the newest commit imported. Importing the same PATH twice changes nothing.
-    """
-    from sitegen.importers.core import finish, write_plan
-    from sitegen.importers.kernelbench import KERNELBENCH_SOURCE, SOURCE_ID, plan_import
-
-    plan, day = plan_import(path)
-    for warning in plan.warnings:
-        click.echo(warning, err=True)
-    problems = list(plan.problems)
-    summary = {"timings": plan.rows, "imported": plan.imported, "notices": len(plan.warnings)}
-    if plan.imported:
-        written, refused = write_plan(out, plan, (SOURCE_ID, KERNELBENCH_SOURCE), None, day, newest_wins=True)
-        summary.update(written)
-        problems += refused
-    finish(plan, out, summary, problems, "timing(s)", as_json=as_json)
