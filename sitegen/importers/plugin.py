@@ -24,6 +24,7 @@ IMPORTERS_GROUP = "sitegen.importers"
 BUILTIN = {
     "kernelbench": "sitegen.importers.builtin:KernelBench",
     "liger": "sitegen.importers.builtin:Liger",
+    "pytest-benchmark": "sitegen.importers.pytest_benchmark:PytestBenchmark",
 }
 
 

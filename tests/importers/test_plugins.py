@@ -87,3 +87,4 @@ def test_each_importer_has_its_own_help_with_its_own_options():
     runner = CliRunner()
     assert "--published" in runner.invoke(main, ["import", "liger", "-h"]).output
     assert "--published" not in runner.invoke(main, ["import", "kernelbench", "-h"]).output
+    assert "--implementation-param" in runner.invoke(main, ["import", "pytest-benchmark", "-h"]).output
