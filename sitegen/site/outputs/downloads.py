@@ -5,9 +5,11 @@ run's own unit (ns for times), never the rounded text the pages show. COLUMNS is
 list of columns and what each holds; docs/downloads.md documents the same list (a test
 checks that they agree).
 
-Text from records (names, reasons) is untrusted: a cell that starts with = + - @ or a tab
-would be read as a formula by a spreadsheet, so it gets a leading apostrophe (OWASP's
-advice for CSV injection); numbers are written as numbers.
+Text from records (names, reasons) is untrusted: a cell that starts with = + - @, a tab or a
+line break would be read as a formula by a spreadsheet, so it gets a leading apostrophe
+(OWASP's advice for CSV injection), and so does each line of a cell that holds line breaks,
+for a reader that splits there; a cell holding \r or \n is quoted, so it stays one cell.
+Numbers are written as numbers.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import posixpath
+import re
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import rank_text
@@ -60,8 +63,13 @@ def cohort_csv_path(page_path: str, key: str) -> str:
     return posixpath.join(posixpath.dirname(page_path), L.cohort_id(key) + ".csv")
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_AFTER_BREAK = re.compile(r"(?<=[\r\n])(?=[=+\-@\t])")
+
+
 def _text(value: str) -> str:
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    value = _AFTER_BREAK.sub("'", value)
+    return "'" + value if value.startswith(_FORMULA_START) else value
 
 
 def _number(value) -> str:
@@ -92,7 +100,7 @@ def _row(f: RunFacts) -> list[str]:
         _text(interval.method if interval else ""),
         _number(shown.rank if ranked else None), _text(rank_text(f)),
         _number(ratio), _number(spread[0] if spread else None), _number(spread[1] if spread else None),
-        f.level, _text(f.noisy or ""), _text("; ".join(f.reasons)), f.run.spec.observedAt, f.cohort or "",
+        f.level, _text(f.noisy or ""), _text("; ".join(f.reasons)), f.run.spec.observedAt, _text(f.cohort or ""),
     ]
 
 
@@ -105,11 +113,16 @@ def _order(f: RunFacts) -> tuple:
 def table(runs: list[RunFacts]) -> bytes:
     """The runs as CSV (header first), in GPU, pass, dtype, cohort, rank order: the same runs, the same bytes."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([name for name, _ in COLUMNS])
-    for f in sorted(runs, key=_order):
-        writer.writerow(_row(f))
-    return out.getvalue().encode()
+    # The writer quotes a cell holding a character of its line terminator: with "\n" alone, a
+    # bare "\r" went out unquoted and split the row. Each row's "\r\n" then becomes "\n" as before.
+    writer = csv.writer(out, lineterminator="\r\n")
+    lines = []
+    for row in ([name for name, _ in COLUMNS], *(_row(f) for f in sorted(runs, key=_order))):
+        writer.writerow(row)
+        lines.append(out.getvalue().removesuffix("\r\n") + "\n")
+        out.seek(0)
+        out.truncate()
+    return "".join(lines).encode()
 
 
 def cohort_tables(page_path: str, runs: list[RunFacts]) -> list[tuple[str, bytes]]:
