@@ -16,13 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import ValidationError
-
 from sitegen.formatversion import API_VERSION
 from sitegen.importers.catalog import slug
 from sitegen.layout import path_of, render
-from sitegen.model import KINDS
-from sitegen.problems import InputError, Problem, json_path
+from sitegen.problems import InputError, Problem
 
 
 class RowError(ValueError):
@@ -50,14 +47,30 @@ class Plan:
             self.newest_day = day
 
 
-def validate(document: dict[str, Any], role: str) -> None:
-    """Validate one document against its kind's model; RowError names the role and JSON path."""
+def _read_back(rendered: bytes, name: str) -> Problem | None:
+    """The first problem ``sitegen validate`` would find in these bytes: parsed strictly (integers
+    within ±(2**53 - 1), no number past a double), then the kind's model and a run's figures."""
+    from sitegen.loader import load_bytes
+
     try:
-        KINDS[document["kind"]].model_validate(document, strict=True)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        message = error["msg"].removeprefix("Value error, ")
-        raise RowError(f"{role} {json_path(error['loc'])}: {message}") from None
+        load_bytes(rendered, name)
+    except InputError as exc:
+        return exc.problems[0]
+    return None
+
+
+def validate(document: dict[str, Any], role: str, rendered: bytes | None = None) -> None:
+    """Validate one document as the registry reads it back; RowError names the role and JSON path."""
+    problem = _read_back(render(document) if rendered is None else rendered, role)
+    if problem is not None:
+        raise RowError(f"{role} {problem.path}: {problem.message}")
+
+
+def unvalidated(root: Path, plan: Plan) -> list[Problem]:
+    """The problems of every document in ``plan.files`` that ``accept`` did not validate."""
+    found = (_read_back(data, str(root / path)) for path, data in sorted(plan.files.items())
+             if path not in plan._origin and path.endswith(".json"))
+    return [problem for problem in found if problem is not None]
 
 
 def accept(plan: Plan, origin: str, docs: dict[str, dict[str, Any]], group: str) -> None:
@@ -77,7 +90,7 @@ def accept(plan: Plan, origin: str, docs: dict[str, dict[str, Any]], group: str)
             raise RowError(f"same run as {plan._origin[path]} ({document['metadata']['name']})")
         # A path already accepted holds these very bytes, validated then.
         if before is None:
-            validate(document, role)
+            validate(document, role, rendered)
         staged[path] = (document, rendered)
     for path, (document, rendered) in staged.items():
         plan.files.setdefault(path, rendered)
@@ -150,6 +163,10 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
     target = None
     # One transaction under the registry's writer lock: the check, the documents and the
     # lock land together or not at all, and no other writer slips in between.
+    # What the importer built by other means than accept is held to the same reading.
+    problems += unvalidated(out, plan)
+    if problems:
+        return summary, problems
     with registry_transaction(out) as txn:
         try:
             # Before any write: a registry that is already wrong (or would be, with these

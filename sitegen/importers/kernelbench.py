@@ -66,10 +66,13 @@ def revision(root: Path) -> tuple[str, str, str]:
         try:
             commit = gitread.head(root) or ""
             out = gitread.git(root, "log", "-1", "--no-show-signature", "--format=%cI%n%s", commit or "HEAD")
-            date, subject = (out.splitlines() + ["", ""])[:2]
-            dirty = gitread.changed(root, commit, untracked=False) if commit else None
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             raise InputError([Problem(str(root), "$", f"cannot read the commit with git: {_git_error(exc)}")]) from None
+        date, subject = (out.splitlines() + ["", ""])[:2]
+        try:
+            dirty = gitread.changed(root, commit, untracked=False) if commit else None
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            raise InputError([Problem(str(root), "$", f"cannot read the checkout's state with git: {_git_error(exc)}")]) from None
         if dirty:
             # The records would cite a commit whose files are not the ones read.
             raise InputError([Problem(str(root), "$", f"tracked files differ from commit {commit[:7]} "
@@ -379,7 +382,8 @@ class _Importer:
 
 def _problem_order(file: str) -> tuple[int, str]:
     number = file.split("_", 1)[0]
-    return (int(number) if number.isdigit() else 1 << 30, file)
+    # Past 18 digits int() may refuse (the 4,300-digit limit); no real problem is numbered so.
+    return (int(number) if number.isdigit() and len(number) <= 18 else 1 << 30, file)
 
 
 def plan_import(root: Path) -> tuple[Plan, str | None]:
