@@ -147,6 +147,9 @@ class TrustedKey:
 
 def parse_public_line(line: str) -> Ed25519PublicKey:
     """An OpenSSH one-line public key; ValueError unless it is Ed25519."""
+    if any(ch in line.strip() for ch in "\r\n"):
+        # The parser reads the first line and drops the rest: a second key would pass unseen.
+        raise ValueError("holds a line break; a key is one line of a .pub file")
     try:
         key = serialization.load_ssh_public_key(line.strip().encode())
     except (ValueError, UnsupportedAlgorithm) as exc:
@@ -225,6 +228,10 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
 def keygen(path: Path, comment: str) -> str:
     """Write a new key to ``path`` (private, mode 0600) and ``path``.pub; the public line."""
     public = Path(f"{path}.pub")
+    if any(not ch.isprintable() for ch in comment):
+        # A line break would make the .pub two key lines, of which a [[trust]] entry reads one.
+        raise InputError([Problem("--comment", "$", f"{comment!r} holds a line break or control character; "
+                                  "a .pub file is one line")])
     for target in (path, public):
         if target.exists() or target.is_symlink():
             raise InputError([Problem(str(target), "$", "already exists; a key is never overwritten")])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema
@@ -90,7 +90,11 @@ def _timestamp(value: str) -> str:
     # document never depends on how a reader re-serialises dates.
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})", value):
         raise ValueError("must be an RFC 3339 timestamp with a zone, e.g. 2026-05-27T17:14:29Z")
-    datetime.fromisoformat(value)
+    try:
+        # Every reader compares instants in UTC: 0001-01-01T00:00:00+01:00 has none.
+        datetime.fromisoformat(value).astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError("lies outside the years 1 to 9999 once in UTC") from None
     return value
 
 
