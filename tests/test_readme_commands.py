@@ -61,3 +61,38 @@ def test_declared_defaults_are_stated_and_usage_names_real_options(name):
 def test_schema_row_states_where_schema_writes():
     _, text = table()["schema"]
     assert f"(default `{SCHEMA_FOLDER}`" in text
+
+
+def _setup_commands() -> list[str]:
+    """The shell blocks of the README's "Set up" section, in order."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Set up\n", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S)]
+
+
+def test_set_up_is_two_commands_and_the_test_one_takes_cpu_torch_first():
+    """Pasted on a machine without a GPU, the test command must not pull CUDA torch: PyPI's torch is the
+    CUDA build, so torch comes from PyTorch's CPU index before anything that requires it is installed."""
+    build, tests = _setup_commands()
+    assert "\n" not in build and "\n" not in tests
+    installs = [step.strip() for step in tests.split("&&") if " pip install " in step]
+    first, *rest = installs
+    assert first.split() == ["python3", "-m", "pip", "install", "--index-url", "https://download.pytorch.org/whl/cpu", "torch==2.13.0"]
+    assert all("torch" not in step.split() and "download.pytorch.org" not in step for step in rest), rest
+    assert tests.endswith("&& python3 -m pytest")
+
+
+def test_ci_runs_the_readmes_test_command():
+    _, tests = _setup_commands()
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    from_pip = tests[tests.index("python3 -m pip install"):]
+    assert ci[-1] == from_pip
+
+
+def test_the_kernel_guide_installs_cpu_torch_from_pytorchs_index():
+    """docs/measure-your-kernel.md once said torch==2.13.0 from PyPI is a CPU build (it is the CUDA one)."""
+    guide = (README.parent / "docs" / "measure-your-kernel.md").read_text(encoding="utf-8")
+    for line in guide.splitlines():
+        if re.search(r"pip install .*torch==", line):
+            assert "--index-url https://download.pytorch.org/whl/cpu" in line, line
+    assert "installs a CPU build" not in guide
