@@ -17,7 +17,8 @@ class Problem:
     message: str
 
     def line(self) -> str:
-        return f"{self.file}: {self.path}: {self.message}"
+        """The one line a command prints: control characters in names (a folder called "a\\nb") escaped."""
+        return f"{escape(self.file)}: {self.path}: {escape(self.message)}"
 
     def as_dict(self) -> dict[str, str]:
         return {"file": self.file, "path": self.path, "message": self.message}
@@ -47,17 +48,21 @@ def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
 _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+def escape(text: str) -> str:
+    """``text`` with control characters and line or paragraph separators escaped (\\n, \\u2028)."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(char) for char in text)
+
+
+def _escaped(char: str) -> str:
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    return f"\\u{ord(char):04x}" if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char
+
+
 def _quote(key: str) -> str:
     # As RFC 9535 normalized paths: control characters escaped, so a key holding a line
     # break can never split a problem's one line in two.
-    out = []
-    for char in key:
-        if char in "\\'":
-            out.append("\\" + char)
-        elif char in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[char])
-        elif unicodedata.category(char) in ("Cc", "Zl", "Zp"):
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "'" + "".join(out) + "'"
+    return "'" + "".join("\\" + char if char in "\\'" else _escaped(char) for char in key) + "'"
+

@@ -193,3 +193,18 @@ def test_bad_urls_get_400_and_no_traceback(registry_copy, tmp_path):
         assert _request(url, "/")[0] == 200
         stderr = _stderr_after_stop(process, lines)
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
+def test_a_path_too_long_for_any_file_system_is_too_long_not_forbidden(registry_copy, tmp_path):
+    # 403 would say a file is there and withheld; there is none, and the path is the fault.
+    with serving(registry_copy, tmp_path / "site", tmp_path) as (url, process, lines):
+        segment = "a" * 250
+        status, body = _request(url, "/" + "/".join([segment] * 32))  # 8,032 bytes
+        assert (status, body) == (414, b"414 a path over 4,096 bytes\n")
+        # Under the URL bound, but past PATH_MAX once below the site's folder: no such page.
+        long_below = "/" + "/".join([segment] * 16)  # 4,016 bytes
+        assert _request(url, long_below)[0] == 404
+        assert _request(url, "/")[0] == 200
+        stderr = _stderr_after_stop(process, lines)
+    assert "Traceback" not in stderr, stderr
+

@@ -3,7 +3,7 @@
 The server is on 127.0.0.1, but a page on any other site can make a browser send it
 requests (DNS rebinding: evil.example resolved to 127.0.0.1), so the ``Host`` header must
 name this server. A URL is decoded strictly (bad percent-encoding, NUL, a segment no file
-system takes: 400), and the file it names is served only if it is a regular file whose
+system takes: 400; a path longer than any file system takes: 414), and the file it names is served only if it is a regular file whose
 resolved path lies inside the site, resolved again at each request (``--out`` may be a
 link that a build points elsewhere): a link inside the site to a file or folder outside it
 gets 403.
@@ -11,6 +11,7 @@ gets 403.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -19,6 +20,8 @@ from urllib.parse import quote, unquote_to_bytes
 
 # NAME_MAX of Linux, macOS and Windows file systems: a longer segment can name no file.
 MAX_SEGMENT_BYTES = 255
+# PATH_MAX of Linux: a longer path names no file, so the request is too long (414), not forbidden.
+MAX_PATH_BYTES = 4096
 _BAD_PERCENT = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 
 
@@ -46,6 +49,8 @@ def url_segments(target: str) -> list[str] | Refusal:
         return Refusal(400, "the path must start with /")
     if _BAD_PERCENT.search(raw):
         return Refusal(400, "bad percent-encoding")
+    if len(raw) > MAX_PATH_BYTES:
+        return Refusal(414, f"a path over {MAX_PATH_BYTES:,} bytes")
     decoded = unquote_to_bytes(raw)
     if b"\0" in decoded:
         return Refusal(400, "NUL in the path")
@@ -96,7 +101,10 @@ def open_in_site(site: str, segments: list[str]) -> Found | Redirect | Refusal:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return Refusal(404, "no such page")
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            # Below the site's own folder the path passed PATH_MAX: no page is there.
+            return Refusal(404, "no such page")
         # ELOOP: the last part was made a link since it was resolved; or unreadable.
         return Refusal(403, "not a file of the site")
     info = os.fstat(fd)
