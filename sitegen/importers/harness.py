@@ -156,7 +156,13 @@ def documents(result: Result, source_id: str, axes_of: list[str]) -> dict[str, d
 
     ``axes_of`` is every axis name the operation's results use, so all its workloads reference one OperationSpec.
     """
-    op_spec = {"family": "uncategorized", "axes": [{"name": a} for a in axes_of]}
+    tool = result.protocol["harness"]["name"]
+    # The name is the operation's only identity a harness records: without it in the spec, two
+    # benchmarks with the same axes would be one document under two names.
+    op_spec = {"family": "uncategorized", "axes": [{"name": a} for a in axes_of],
+               "semantics": {"expression": f"what {tool} benchmark {result.operation!r} computes"[:20000],
+                             "notes": f"Imported from {tool}'s output, which records the benchmark's name and "
+                                      "parameters, not a definition of what it computes."}}
     operation = {"apiVersion": API_VERSION, "kind": "OperationSpec",
                  "metadata": {"name": named(f"{source_id}-{result.operation}", op_spec), "title": result.operation[:300]},
                  "spec": op_spec}

@@ -22,6 +22,7 @@ from sitegen.problems import InputError, Problem
 IMPORTERS_GROUP = "sitegen.importers"
 # Shipped with sitegen; an installed sitegen also declares them as entry points (pyproject).
 BUILTIN = {
+    "google-benchmark": "sitegen.importers.google_benchmark:GoogleBenchmark",
     "kernelbench": "sitegen.importers.builtin:KernelBench",
     "liger": "sitegen.importers.builtin:Liger",
     "pytest-benchmark": "sitegen.importers.pytest_benchmark:PytestBenchmark",
