@@ -162,3 +162,25 @@ def test_the_pages_measured_have_charts_to_measure(browser, served, site):
             page.wait_for_selector(ready)
         assert page.evaluate(MEASURE)["charts"] >= 1, path
     page.close()
+
+
+# Each table cell of a phone's cards with what its label (the ::before text) says it is.
+CARD_CELLS = """() => [...document.querySelectorAll("main table.cards td[data-label]")]
+  .map(td => [getComputedStyle(td, "::before").content.replace(/^"|: "$/g, ""), td.textContent.trim()])"""
+
+
+def test_phone_cards_name_each_range_as_what_it_is(browser, served):
+    """At 390 px a table reads as cards whose labels replace the header: a published p20–p80
+    spread, or a ratio's range from such spreads, is no 95% interval (issue 50 item 3)."""
+    cells = []
+    for path in (f"operations/{OPERATION}/index.html", f"operations/{OPERATION}/nvidia-b200/index.html"):
+        page = browser.new_page(viewport={"width": 390, "height": 900})
+        page.goto(served + path, wait_until="load")
+        cells += page.evaluate(CARD_CELLS)
+        page.close()
+    ranges = [(label, text) for label, text in cells if "p20–p80" in text]
+    assert ranges and all("95%" not in label for label, _ in ranges), ranges
+    assert {label for label, text in ranges if text.endswith("(p20–p80)")} == {"p20–p80 spread"}
+    assert {label for label, text in ranges if text.endswith("(published p20–p80)")} == {"Range of the ratio"}
+    # The rerun's raw samples give a real 95% interval of the ratio, labelled so.
+    assert any(label == "95% bootstrap interval" and "×" in text and "(" not in text for label, text in cells), cells

@@ -9,7 +9,7 @@ from sitegen.site.text import labels as L
 from sitegen.site.text import units
 from sitegen.site.text.labels import Link
 from sitegen.site.facts.roofline import roofline
-from sitegen.site.facts.ranking import PUBLISHED
+from sitegen.site.facts.ranking import NORMAL, PUBLISHED
 from sitegen.site.facts.runfacts import RunFacts
 
 
@@ -40,6 +40,8 @@ class RankedRow:
     also: list[AlsoMeasured]
     compare: Link | None = None
     """The pre-rendered comparison with the row above (sitegen.site.pages.compare), from the second row on."""
+    interval_label: str = "Interval"
+    """What ``interval`` is (interval_label): a phone shows it beside the value, as the header does on a screen."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class CohortView:
     workload: str
     ranked: list[RankedRow]
     unranked: list[UnrankedRow]
+    interval_header: str = "Interval"
+    """The interval column's header: the one kind its rows share, else what they may be."""
 
 
 def value_text(facts: RunFacts) -> str:
@@ -79,6 +83,20 @@ def rank_text(facts: RunFacts) -> str:
     if facts.noisy and shown is not facts:
         label += " · this run noisy"
     return label + (" (another run represents it)" if facts.representative is not None else "")
+
+
+# The kinds of a run's own interval, as its column header and a phone's card name them: only a
+# bootstrap of raw samples is a 95% interval; the others are ranges the page explains.
+INTERVAL_LABELS = {"bootstrap": "95% bootstrap interval", PUBLISHED: "p20–p80 spread", NORMAL: "Normal-approximation range"}
+
+
+def interval_label(facts: RunFacts) -> str:
+    return INTERVAL_LABELS.get(facts.interval.method, "Interval") if facts.interval is not None else "Interval"
+
+
+def interval_header(labels: list[str]) -> str:
+    kinds = set(labels)
+    return kinds.pop() if len(kinds) == 1 else "Interval or range"
 
 
 def interval_text(facts: RunFacts) -> str:
@@ -114,7 +132,7 @@ def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: 
         roofline=figures.column() if figures else "—", level=facts.level, observed=facts.observed,
         pass_note=pass_note(facts),
         also=[AlsoMeasured(Link(value_text(o), L.run_path(o.name)), value_text(o), o.level, o.noisy is not None) for o in facts.also],
-        compare=compare,
+        compare=compare, interval_label=interval_label(facts),
     )
 
 
@@ -123,14 +141,16 @@ def cohort_view(key: str, members: list[RunFacts], config: Config) -> CohortView
     representatives = [f for f in members if f.rank_label is not None]
     leader = next((f for f in representatives if f.rank is not None), None)
     family = first.protocol.model.spec.comparability.family
+    ranked = [ranked_row(f, leader, config, representatives[i - 1] if i else None) for i, f in enumerate(representatives)]
     return CohortView(
         id=L.cohort_id(key), heading=f"{L.workload_label(first.workload)} · {first.timed_pass} · {first.metric} ({first.statistic}) · {family}",
         key=L.short_digest(key), timed_pass=first.timed_pass, dtype=L.dtype_label(first.workload) or "—",
         workload=L.workload_label(first.workload),
-        ranked=[ranked_row(f, leader, config, representatives[i - 1] if i else None) for i, f in enumerate(representatives)],
+        ranked=ranked,
         unranked=[
             UnrankedRow(Link(L.implementation_label(f.implementation), L.run_path(f.name)), value_text(f),
                         "; ".join(f.reasons), bool(f.flagged))
             for f in members if f.reasons
         ],
+        interval_header=interval_header([r.interval_label for r in ranked]),
     )

@@ -52,6 +52,13 @@ class SummaryRow:
     set_aside_between: str = ""
     """Those that measured between the leader and the runner-up: the gap is then not the leader's lead."""
 
+    @property
+    def interval_label(self) -> str:
+        """What ``interval`` is, as a phone's card names it: only a bootstrap of the ratio is a 95% interval."""
+        if self.bootstrap:
+            return "95% bootstrap interval"
+        return "Range of the ratio" if self.interval not in ("no interval", "—") else "Interval"
+
 
 @dataclass(frozen=True)
 class SummaryGroup:
