@@ -52,9 +52,46 @@ def import_target(target: str, where: str):
         obj = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:  # a plugin that fails to import is reported, not raised
-        raise InputError([Problem(where, "$", f"cannot import {target}: {type(exc).__name__}: {exc}")]) from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        # A plugin that fails to import is reported, not raised: sys.exit(3) or a KeyboardInterrupt
+        # raised by its module would otherwise end sitegen with that code, or a bare "Aborted!".
+        raise InputError([Problem(where, "$", f"cannot import {target}: {_fault(exc)}")]) from None
     return obj
+
+
+def _fault(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"its module called sys.exit({exc.code!r})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+# What a run reads of an operation that Operation gives no default for.
+_REQUIRED = ("name", "family", "definition", "axes", "default_axes", "interpret_axes", "tolerances", "reference_name")
+
+
+def _faults(op: Operation) -> list[str]:
+    """What is wrong with an operation's class attributes, before any sweep reads them."""
+    missing = [attr for attr in _REQUIRED if not hasattr(op, attr)]
+    if missing:
+        return [f"lacks {', '.join(missing)} (Operation's class attributes without a default)"]
+    axes = op.axes
+    if not isinstance(axes, tuple) or not axes or not all(isinstance(a, str) for a in axes):
+        return [f"axes is {axes!r}, not a tuple of axis names"]
+    faults = []
+    for attr in ("default_axes", "interpret_axes"):
+        sweep = getattr(op, attr)
+        if not isinstance(sweep, dict):
+            faults.append(f"{attr} is {type(sweep).__name__}, not a dict of axis -> sizes")
+            continue
+        lacking = [a for a in axes if a not in sweep]
+        if lacking:
+            faults.append(f"{attr} has no {', '.join(lacking)} (its axes: {', '.join(axes)})")
+        bad = [a for a in axes if a in sweep and not (isinstance(sweep[a], (tuple, list)) and sweep[a] and all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sweep[a]))]
+        if bad:
+            faults.append(f"{attr}[{bad[0]!r}] is {sweep[bad[0]]!r}, not positive sizes")
+    return faults
 
 
 def load(ref: str) -> Operation:
@@ -65,9 +102,16 @@ def load(ref: str) -> Operation:
         raise InputError([Problem("--operation", "$", f"unknown operation {ref!r}; known: {', '.join(sorted(targets))}, "
                                                        "or pkg.module:Name")])
     obj = import_target(target, "--operation")
-    op = obj() if isinstance(obj, type) else obj
+    try:
+        op = obj() if isinstance(obj, type) else obj
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        raise InputError([Problem("--operation", "$", f"{target}: cannot make one with {target.partition(':')[2]}(): "
+                                                       f"{_fault(exc)}")]) from None
     if not isinstance(op, Operation):
         raise InputError([Problem("--operation", "$", f"{target} is not a sitegen.operations.base.Operation")])
+    faults = _faults(op)
+    if faults:
+        raise InputError([Problem("--operation", "$", f"{target}: {'; '.join(faults)}")])
     op.target = target
     return op
 

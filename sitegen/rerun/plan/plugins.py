@@ -72,14 +72,17 @@ def module_file(module: str) -> Path | None:
 
 def source_files(module: str) -> tuple[Path, ...]:
     """Every .py file of the top-level package ``module`` lives in (the module alone if it is
-    not in a package): what the implementation can import of its own."""
+    not in a package): what the implementation can import of its own. An extension module or a
+    .pyc with no source beside it is imported too, so it is digested too; bytecode caches are
+    not (measuring processes never read them: sitegen.rerun.sweep)."""
+    from sitegen.rerun.plan.owncode import importable_files
+
     top = module_file(module.split(".")[0])
     if top is None:
         return ()
     if top.name != "__init__.py":
         return (top,)
-    root = top.parent
-    return tuple(sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts))
+    return tuple(importable_files(top.parent))
 
 
 def digest_files(files: tuple[Path, ...]) -> str | None:
@@ -94,6 +97,10 @@ def digest_files(files: tuple[Path, ...]) -> str | None:
     return "sha256:" + h.hexdigest()
 
 
+class TooDeep(ValueError):
+    """A source file that ast cannot read within Python's own bounds."""
+
+
 def declared(path: Path, cls: str, attr: str):
     """The literal value of ``attr = ...`` in the class body of ``cls`` in ``path``, read with
     ast (never run), or None."""
@@ -101,6 +108,9 @@ def declared(path: Path, cls: str, attr: str):
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (OSError, SyntaxError, ValueError):
         return None
+    except (RecursionError, MemoryError):
+        # CPython's parser gives these for nesting past its stack (1+1+… 3,000 terms, x.a.a…).
+        raise TooDeep(f"{path}: nested too deeply for Python's parser") from None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == cls:
             for stmt in node.body:
@@ -108,7 +118,7 @@ def declared(path: Path, cls: str, attr: str):
                 if any(isinstance(t, ast.Name) and t.id == attr for t in targets) and getattr(stmt, "value", None):
                     try:
                         return ast.literal_eval(stmt.value)
-                    except ValueError:
+                    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                         return None
     return None
 
@@ -139,7 +149,10 @@ def describe(name: str, target: str, dist: importlib.metadata.Distribution | Non
         dname, dversion = dist.metadata["Name"], dist.version
     else:
         dname, dversion = _distribution_of(module)
-    operation = declared(path, cls, "operation")
+    try:
+        operation = declared(path, cls, "operation")
+    except TooDeep as exc:
+        raise InputError([Problem("--impl", "$", f"{name} ({target}): {exc}")]) from None
     needs = declared(path, cls, "needs")
     install = declared(path, cls, "install")
     return ImplRef(name=name, target=target, operation=operation if isinstance(operation, str) else None, files=files,
