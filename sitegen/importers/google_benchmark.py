@@ -140,8 +140,6 @@ def _result(run_name: str, entries: list[dict[str, Any]], aggregates: dict[str, 
         if "/" not in family:
             raise RowError(f"--split-family: {family!r} has no '/' between operation and implementation")
         operation, implementation = family.rsplit("/", 1)
-    if not implementation:
-        raise RowError("the context names no executable: pass --implementation or --split-family")
     unit = entries[0].get("time_unit", "ns")
     if unit not in SCALE:
         raise RowError(f"time_unit: {unit!r} is not one of {', '.join(SCALE)}")
@@ -182,7 +180,7 @@ def _result(run_name: str, entries: list[dict[str, Any]], aggregates: dict[str, 
     if isinstance(first.get("label"), str) and first["label"]:
         details["label"] = first["label"][:300]
     return Result(
-        operation=operation, implementation=implementation, axes=axes, timing=timing, observed_at=context["observed_at"],
+        operation=operation, implementation=implementation or "", axes=axes, timing=timing, observed_at=context["observed_at"],
         external_id=run_name, metrics=metrics, hardware=context["host"], host=True,
         hardware_known={"vendor": "unknown", "product": context["host"], "architecture": "unknown"},
         protocol=protocol, settings=dict(context["settings"]), details=details,

@@ -244,6 +244,8 @@ def plan_results(plan: Plan, display: str, results: list[tuple[str, Result]], so
         try:
             if implementation:
                 result.implementation = implementation
+            if not result.implementation:
+                raise RowError("the file names no implementation (no project, no executable): pass --implementation")
             if gpu:
                 if not result.host:
                     raise RowError(f"--gpu {gpu!r}: the tool records the GPU itself ({result.hardware})")

@@ -25,6 +25,7 @@ BUILTIN = {
     "google-benchmark": "sitegen.importers.google_benchmark:GoogleBenchmark",
     "kernelbench": "sitegen.importers.builtin:KernelBench",
     "liger": "sitegen.importers.builtin:Liger",
+    "nvbench": "sitegen.importers.nvbench:NVBench",
     "pytest-benchmark": "sitegen.importers.pytest_benchmark:PytestBenchmark",
 }
 
