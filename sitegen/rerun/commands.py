@@ -190,6 +190,9 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
             click.echo(f"{impl}: left out ({why})", err=True)
     if (products or replicas > 1) and not ray_address:
         raise click.UsageError("--gpus and --replicas need --ray")
+    from sitegen.rerun.plan.owncode import require_shipped
+
+    require_shipped(impls, interpret=interpret)  # trusted code is known by its bytes, before any work
     if ray_address:
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))

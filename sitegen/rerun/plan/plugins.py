@@ -72,14 +72,17 @@ def module_file(module: str) -> Path | None:
 
 def source_files(module: str) -> tuple[Path, ...]:
     """Every .py file of the top-level package ``module`` lives in (the module alone if it is
-    not in a package): what the implementation can import of its own."""
+    not in a package): what the implementation can import of its own. An extension module or a
+    .pyc with no source beside it is imported too, so it is digested too; bytecode caches are
+    not (measuring processes never read them: sitegen.rerun.sweep)."""
+    from sitegen.rerun.plan.owncode import importable_files
+
     top = module_file(module.split(".")[0])
     if top is None:
         return ()
     if top.name != "__init__.py":
         return (top,)
-    root = top.parent
-    return tuple(sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts))
+    return tuple(importable_files(top.parent))
 
 
 def digest_files(files: tuple[Path, ...]) -> str | None:
