@@ -249,8 +249,11 @@ def plan_results(plan: Plan, display: str, results: list[tuple[str, Result]], so
             if gpu:
                 if not result.host:
                     raise RowError(f"--gpu {gpu!r}: the tool records the GPU itself ({result.hardware})")
-                result.settings["hostCpu"] = result.hardware[:300]
+                if result.hardware:
+                    result.settings["hostCpu"] = result.hardware[:300]
                 result.hardware, result.hardware_known = gpu, None
+            if not result.hardware:
+                raise RowError("the file names no GPU: pass --gpu")
             docs = documents(result, source_id, axes[result.operation])
             accept(plan, where, docs, docs["operation"]["metadata"]["name"])
         except (RowError, ValueError, ArithmeticError) as exc:

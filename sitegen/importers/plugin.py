@@ -26,6 +26,7 @@ BUILTIN = {
     "kernelbench": "sitegen.importers.builtin:KernelBench",
     "liger": "sitegen.importers.builtin:Liger",
     "nvbench": "sitegen.importers.nvbench:NVBench",
+    "table": "sitegen.importers.table:Table",
     "pytest-benchmark": "sitegen.importers.pytest_benchmark:PytestBenchmark",
 }
 
