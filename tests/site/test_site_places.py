@@ -148,3 +148,13 @@ def test_a_retired_keys_new_signature_is_refused(registry_copy, tmp_path):
     assert verify.stderr.splitlines()[:2] == [
         f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: signed by sitegen test fixtures, a retired "
         "key that vouches only for the runs its trust entry lists, not this one", "1 problem(s) found."]
+
+
+def test_a_gpu_page_says_which_reruns_it_holds_and_when_they_were_measured(registry_copy, tmp_path):
+    # Issue 48: the H200 page names the registry's own reruns per operation; the B200 (sources only) none.
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)  # one more rerun, unsigned: counted, not placed
+    out, _ = _build(registry_copy, tmp_path)
+    h200 = (out / "gpus" / "nvidia-h200" / "index.html").read_text()
+    assert (f'reruns: Jensen-Shannon divergence loss</dt><dd><a href="../../operations/{OPERATION}/nvidia-h200/index.html">'
+            "4 controlled reruns, 3 Verified or Replicated, measured 2026-08-20 to 2026-08-22</a>") in h200
+    assert "<dt>reruns:" not in (out / "gpus" / "nvidia-b200" / "index.html").read_text()

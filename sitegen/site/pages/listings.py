@@ -10,6 +10,7 @@ from functools import lru_cache
 from sitegen.site.text import labels as L
 from sitegen.site.text import units
 from sitegen.site.pages.cohort_table import rank_text, value_text
+from sitegen.site.facts.evidence import PLACED, controlled
 from sitegen.site.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link, Row
 
@@ -216,5 +217,26 @@ def gpu_pages(index: Index, row=run_row) -> Iterator[ListPage]:
         facts = [Row("product", env.product), Row("architecture", env.architecture), Row("vendor", env.vendor)]
         if env.memoryBytes:
             facts.append(Row("memory", units.byte_size(env.memoryBytes)))
+        facts += rerun_rows(runs, slug_)
         path = L.gpu_path(slug_)
         yield from paginated(path, env.product, env.product, facts, by_newest(runs, row=row))
+
+
+def rerun_rows(runs: list[RunFacts], gpu_slug: str) -> list[Row]:
+    """One row per operation with controlled reruns on this GPU: how many, how many hold a place
+    (Verified or Replicated), and the days they were measured, linking the operation's page for the GPU.
+    A reader of a GPU page learns what the registry re-measured there, not only what sources published."""
+    by_operation: dict[str, list[RunFacts]] = {}
+    for facts in runs:
+        if controlled(facts) and not facts.dry_run:
+            by_operation.setdefault(facts.operation.name, []).append(facts)
+    rows = []
+    for name, reruns in sorted(by_operation.items(), key=lambda item: L.operation_title(item[1][0].operation).lower()):
+        days = sorted(f.observed for f in reruns)
+        when = days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
+        placed = sum(f.level in PLACED for f in reruns)
+        count = f"{len(reruns):,} controlled rerun{'s' if len(reruns) != 1 else ''}"
+        rows.append(Row(f"reruns: {L.operation_title(reruns[0].operation)}",
+                        f"{count}, {placed:,} Verified or Replicated, measured {when}",
+                        href=L.operation_gpu_path(name, gpu_slug)))
+    return rows
