@@ -27,6 +27,7 @@ BUILTIN = {
     "liger": "sitegen.importers.builtin:Liger",
     "nvbench": "sitegen.importers.nvbench:NVBench",
     "table": "sitegen.importers.table:Table",
+    "tritonbench": "sitegen.importers.tritonbench:TritonBench",
     "pytest-benchmark": "sitegen.importers.pytest_benchmark:PytestBenchmark",
 }
 
