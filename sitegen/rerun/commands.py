@@ -146,17 +146,17 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
     selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
                                 interpret=interpret)
     if self_test:
-        from sitegen.rerun.selftest.run import run_selftest
+        from sitegen.rerun.selftest.run import run_apart
 
-        report = run_selftest(interpret=interpret)
+        report = run_apart(interpret=interpret)
         for line in report["lines"]:
             click.echo(line, err=True)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         sys.exit(0 if report["ok"] else 1)
 
-    from sitegen import operations
     from sitegen.progress import Progress, wanted
+    from sitegen.rerun.plan import opfacts
     from sitegen.rerun.plan import like as like_mod
     from sitegen.rerun.plan.registryscan import scan
     from sitegen.rerun.sweep import Options, run

@@ -12,11 +12,15 @@ if not CUDA:
 
 CHEATS = ("phase-skip", "identity-cache", "forward-skips-dx", "wrong-gradient", "bf16-1.5pct",
           "shape-special", "content-cache", "prefetch-next", "clock-patch", "lazy-tensor", "host-thread",
-          "in-place-input", "aliased-gradient") + (("side-stream", "sampled-loss", "side-stream-5pct") if CUDA else ())
+          "in-place-input", "aliased-gradient", "guard-patch", "resealed-snapshot", "norm-patch", "generator-swap",
+          "spoofed-thread") + (("side-stream", "sampled-loss", "side-stream-5pct") if CUDA else ())
 # Issue 28's cheats of outside code, and the check named for each.
 OUTSIDE = {"clock-patch": "clock_intact", "lazy-tensor": "plain_output", "host-thread": "host_threads",
            "in-place-input": "inputs_intact", "aliased-gradient": "inputs_intact",
            **({"side-stream-5pct": "host_timed"} if CUDA else {})}
+# Issue 43's cheats of the guards themselves, and the check that refuses each.
+GUARD_CHEATS = {"guard-patch": "clock_intact", "resealed-snapshot": "clock_intact", "norm-patch": "gate",
+                "generator-swap": "clock_intact", "spoofed-thread": "host_threads"}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +77,17 @@ def test_each_cheat_of_outside_code_is_refused_by_the_check_named_for_it(report)
         assert check in lines[cheat].split("rejected by ", 1)[1], lines[cheat]
     # Each is honest through the gate: only an integrity check on the timed calls refuses it.
     assert all("gate" not in data["verdicts"][cheat]["caught"] for cheat in OUTSIDE)
+
+
+def test_each_cheat_of_the_guards_is_refused_by_the_check_named_for_it(report):
+    data, _ = report
+    for cheat, check in GUARD_CHEATS.items():
+        assert check in data["verdicts"][cheat]["caught"], (cheat, data["verdicts"][cheat])
+    # Each is named by what it replaced: the guard's own function, the clocks it halved.
+    patched = data["verdicts"]["guard-patch"]["details"]["clock_intact"]
+    assert "sitegen.rerun.checks.guards.changed" in patched and "time.perf_counter_ns" in patched, patched
+    resealed = data["verdicts"]["resealed-snapshot"]["details"]["clock_intact"]
+    assert "time.perf_counter_ns" in resealed and "sitegen.rerun.checks.guards state" in resealed, resealed
 
 
 def test_the_self_test_holds_integrity_results_against_a_cheat(report):

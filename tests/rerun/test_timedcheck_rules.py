@@ -67,10 +67,9 @@ def test_an_output_sharing_an_input_s_memory_is_named():
 def test_the_first_calls_are_always_checked_and_then_a_share_of_them():
     check = TimedCheck([SHAPE], "cpu", 1e-3)
     draws = iter([CHECK_SHARE - 1e-9, CHECK_SHARE, 0.9])
-    check.rng.random = lambda: next(draws)
     picked = []
     for _ in range(timedcheck.ALWAYS_CHECKED + 3):
-        picked.append(check.pick())
+        picked.append(check.pick(_uniform=lambda: next(draws)))
         if picked[-1] and len(check.calls) < timedcheck.ALWAYS_CHECKED:
             check.calls.append(None)
     assert picked == [True] * timedcheck.ALWAYS_CHECKED + [True, False, False]

@@ -16,21 +16,21 @@ outputs are checked too (timedcheck).
 from __future__ import annotations
 
 import math
-import secrets
 
 import torch
 
 from sitegen.rerun.plan.cases import Workload, grad_seed
 from sitegen.rerun.protocol import GATE_INPUTS, SMALL_ROWS
+from sitegen.rerun.checks.draws import randbits
 from sitegen.rerun.checks.timedcheck import aliasing, foreign, modes
 
 
-def checked_shapes(op, w: Workload) -> list[tuple[Workload, int]]:
+def checked_shapes(op, w: Workload, _randbits=randbits) -> list[tuple[Workload, int]]:
     """(workload, seed) of every input the gate checks for a workload. The seeds are drawn
     from the operating system's secret source, here, and kept in the run's record: fixed ones
     would let an implementation recognise the gate's inputs from a few of their elements."""
     shapes = op.gate_workloads(w, SMALL_ROWS)[:GATE_INPUTS]
-    return [(shape, secrets.randbits(31)) for shape in shapes]
+    return [(shape, _randbits(31)) for shape in shapes]
 
 
 def _poison(tensor_bytes: int, device: str) -> None:
@@ -120,7 +120,7 @@ def check(module, op, inputs: tuple, ref_loss, ref_grads: tuple, rtol: float, de
 _CHUNK_ELEMENTS = 1 << 26  # 512 MiB of float64 a block
 
 
-def _errors(got: torch.Tensor | None, ref: torch.Tensor) -> tuple[float, float, float]:
+def _errors(got: torch.Tensor | None, ref: torch.Tensor, _norm=torch.linalg.vector_norm) -> tuple[float, float, float]:
     """‖got − ref‖₂, max |got − ref| and ‖ref‖₂ in float64, a block of rows at a time: a whole
     float64 copy of a [16384, 131072] gradient is 16 GiB. ``ref`` may sit on the host (see
     gate_workload); got's unwritten (NaN) elements, or all of a missing gradient, read as 0 so
@@ -134,8 +134,8 @@ def _errors(got: torch.Tensor | None, ref: torch.Tensor) -> tuple[float, float, 
         r = flat_ref[r0:r0 + step].to(device, torch.float64)
         g = torch.zeros_like(r) if flat_got is None else flat_got[r0:r0 + step].double().nan_to_num_(nan=0.0)
         diff = g.sub_(r).abs_()
-        err_sq += float(torch.linalg.vector_norm(diff)) ** 2
-        ref_sq += float(torch.linalg.vector_norm(r)) ** 2
+        err_sq += float(_norm(diff)) ** 2
+        ref_sq += float(_norm(r)) ** 2
         if diff.numel():
             max_abs = max(max_abs, float(diff.max()))
     return math.sqrt(err_sq), max_abs, math.sqrt(ref_sq)

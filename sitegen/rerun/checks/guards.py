@@ -14,13 +14,25 @@ _LIBRARY_DIRS, _LIBRARY) by identity, with a digest of what _SNAPSHOT and _BASE_
 After every window, and after each implementation is imported and built, they are compared by
 identity; a change is reported and undone at once, so that nothing else is timed or judged by a
 patched function. Which threads are torch's or triton's is kept here (_LIBRARY), never read from
-an attribute a thread could set on itself.
+an attribute a thread could set on itself, and only for a start() called from code compiled
+from the library's file as it is on disk (not code compiled under its name).
+
+Issue 43: the guard never checks itself through a name it protects. Everything a check calls
+is bound as a default argument when this module (or the clock, the gate, the timed check) is
+imported, before any implementation is: `guards.changed = lambda *a, **k: []` rebinds a name
+nothing calls through, and is seen. Each kept function's code, defaults and keyword defaults are
+compared, not only its identity. A second copy of the kept entries is reachable by no module
+name, and close() (a measuring process, before it imports any implementation) stops _seal(): a
+rewritten _SNAPSHOT resealed to agree with a patch still differs from it. The secret draws
+(sitegen.rerun.checks.draws) and torch.linalg.vector_norm are kept too, and the comparisons call
+their own bound copies, so a replaced generator or norm neither picks nor judges anything.
 
 This is still beatable, and the evidence rules assume it is (sitegen.site.facts.trustedcode: outside
 code earns Verified only when the registry reviewed it): code in this process has read this file
 and can patch what it reads, including these functions' defaults and the containers they keep.
 
-What this cannot see: a patch below Python (ctypes writing into a function's machine code, the
+What this cannot see: code that reaches the kept copies through the functions' defaults and
+closures (or gc) and rewrites both sides at once; a patch below Python (ctypes writing into a function's machine code, the
 CUDA driver's or libc's clocks, LD_PRELOAD); a patch made and undone inside one call (the
 window reads no clock between its start mark and the call's return, so such a patch changes
 nothing it reads); code objects rewritten in place through ctypes; a thread started before the
@@ -44,6 +56,12 @@ _LIBRARY_DIRS: tuple[str, ...] = ()
 _LIBRARY: weakref.WeakSet = weakref.WeakSet()
 # [digest of _SNAPSHOT's and _BASE_THREADS' contents], taken when snapshot() or protect() ends.
 _SEAL: list[int] = []
+# A second copy of the kept entries, reachable by no module name (only through the defaults of
+# the functions below, which are themselves kept): code that rewrites _SNAPSHOT and reseals it
+# (issue 43) still differs from this. Once close() has run (a measuring process, before any
+# implementation is imported), _seal() changes neither.
+_private: list = []
+_closed: list = []
 
 
 def _owners() -> list[tuple[object, str, str]]:
@@ -59,14 +77,25 @@ def _owners() -> list[tuple[object, str, str]]:
     out += [(clock.Clock, name, f"Clock.{name}") for name in ("window", "_mark", "sync", "empty", "base_ns", "hidden_ns",
                                                               "timed", "_events")]
     out += [(clock.Window, "stream_ns", "Window.stream_ns")]
-    out += [(clock, name, f"sitegen.rerun.measure.clock.{name}") for name in ("time", "torch", "guards", "Window")]
+    out += [(clock, name, f"sitegen.rerun.measure.clock.{name}") for name in ("time", "torch", "guards", "Window", "_AFTER_CALL", "_OS_THREADS")]
     out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
                                                                          "_foreign_threads", "_library_thread")]
     out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("check_build", "_owners", "_raw", "_seal",
                                                                          "_started_by_library", "_SNAPSHOT",
                                                                          "_BASE_THREADS", "_LIBRARY_DIRS", "_LIBRARY",
                                                                          "_SEAL")]
+    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("close", "_genuine", "_library_code", "_same_state",
+                                                                             "_fn_state", "_contents")]
+    out += [(guards.Watch, name, f"Watch.{name}") for name in ("after_call", "take", "__init__")]
     out += [(threading.Thread, "start", "threading.Thread.start"), (threading, "enumerate", "threading.enumerate")]
+    # The secret draws (gate seeds, the timed check's picks and projections, the inputs' seeds)
+    # and the norm every comparison ends in: replaced, they let a wrong output through.
+    import random
+    import secrets
+
+    out += [(secrets, "randbits", "secrets.randbits"), (os, "urandom", "os.urandom"), (random, "_urandom", "random._urandom")]
+    out += [(random.SystemRandom, name, f"random.SystemRandom.{name}") for name in ("random", "getrandbits")]
+    out += [(torch.linalg, "vector_norm", "torch.linalg.vector_norm"), (torch, "Generator", "torch.Generator")]
     return out + _judges()
 
 
@@ -90,9 +119,54 @@ def _judges() -> list[tuple[object, str, str]]:
         "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
         "floor_ns", "GUARDS")]
     out += [(worker, name, f"sitegen.rerun.measure.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
-                                                                        "json")]
+                                                                        "json", "_CHECK_BUILD", "_THREAD_IDS")]
+    from sitegen.rerun.checks import draws
+
+    out += [(draws, name, f"sitegen.rerun.checks.draws.{name}") for name in ("randbits", "uniform")]
+    out += [(timedcheck, "_norm", "sitegen.rerun.checks.timedcheck._norm")]
     out += [(json, "dumps", "json.dumps")]
     return out
+
+
+def _fn_state(value) -> tuple | None:
+    """What a kept function runs and is called with: its code object, defaults and keyword
+    defaults (each can be swapped without replacing the function)."""
+    code = getattr(value, "__code__", None)
+    if code is None:
+        return None
+    kw = getattr(value, "__kwdefaults__", None)
+    return code, getattr(value, "__defaults__", None), tuple(kw.items()) if kw else ()
+
+
+def _same_state(value, state, _fn_state=_fn_state) -> bool:
+    if state is None:
+        return True
+    now = _fn_state(value)
+    return (now is not None and now[0] is state[0] and now[1] is state[1] and len(now[2]) == len(state[2])
+            and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(now[2], state[2])))
+
+
+def _raw(owner: object, attr: str) -> object:
+    # A class's own entry (the function, not a bound method), else the attribute.
+    return vars(owner)[attr] if isinstance(owner, type) and attr in vars(owner) else getattr(owner, attr, None)
+
+
+def _contents(kept=_SNAPSHOT, base=_BASE_THREADS) -> int:
+    # Identity of every kept object and the base thread idents: what a swap inside the containers changes.
+    return hash((tuple((id(o), a, id(v), id(c)) for o, a, _, v, c in kept), frozenset(base)))
+
+
+def _seal(seal=_SEAL, kept=_SNAPSHOT, private=_private, closed=_closed, _contents=_contents) -> None:
+    if closed:
+        return  # closed: nothing that runs from here on may move what the guard compares against
+    seal[:] = [_contents()]
+    private[:] = list(kept)
+
+
+def close(closed=_closed) -> None:
+    """No more sealing in this process: called once the operation is protected, before any
+    implementation is imported (sitegen.rerun.measure.worker, the self-test)."""
+    closed.append(True)
 
 
 def protect(op) -> None:
@@ -104,46 +178,61 @@ def protect(op) -> None:
         owner = next((k for k in cls.__mro__ if attr in vars(k)), None)
         if owner is not None and not any(o is owner and a == attr for o, a, *_ in _SNAPSHOT):
             value = vars(owner)[attr]
-            _SNAPSHOT.append((owner, attr, f"{cls.__name__}.{attr}", value, getattr(value, "__code__", None)))
+            _SNAPSHOT.append((owner, attr, f"{cls.__name__}.{attr}", value, _fn_state(value)))
     _seal()
 
 
-def _contents() -> int:
-    # Identity of every kept object and the base thread idents: what a swap inside the containers changes.
-    return hash((tuple((id(o), a, id(v), id(c)) for o, a, _, v, c in _SNAPSHOT), frozenset(_BASE_THREADS)))
+_CODES: dict[str, frozenset] = {}
 
 
-def _seal() -> None:
-    _SEAL[:] = [_contents()]
+def _library_code(path: str, cache=_CODES) -> frozenset:
+    """(name, first line, bytecode) of every code object compiled from the file at ``path`` as
+    it is on disk."""
+    import types
+
+    if path not in cache:
+        found: set = set()
+        try:
+            with open(path, "rb") as f:
+                todo = [compile(f.read(), path, "exec", dont_inherit=True)]
+        except (OSError, SyntaxError, ValueError):
+            todo = []
+        while todo:
+            code = todo.pop()
+            found.add((code.co_name, code.co_firstlineno, code.co_code))
+            todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        cache[path] = frozenset(found)
+    return cache[path]
 
 
-def _started_by_library(frame) -> bool:
-    """Whether the nearest caller outside the standard library is torch's or triton's."""
+def _genuine(code, _library_code=_library_code) -> bool:
+    """Whether ``code`` is compiled from the file it names: code compiled by anyone under a
+    library's file name (compile(src, "…/torch/x.py", …)) is not that file's code."""
+    return (code.co_name, code.co_firstlineno, code.co_code) in _library_code(code.co_filename)
+
+
+def _started_by_library(frame, _genuine=_genuine) -> bool:
+    """Whether the nearest caller outside the standard library is torch's or triton's own code."""
     stdlib = os.path.dirname(threading.__file__) + os.sep
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(stdlib) and name != __file__:
-            return name.startswith(_LIBRARY_DIRS)
+            return name.startswith(_LIBRARY_DIRS) and _genuine(frame.f_code)
         frame = frame.f_back
     return False
 
 
-def _tracing_start(real):
+def _tracing_start(real, _started_by_library=_started_by_library, library=_LIBRARY):
     def start(self, *args, **kwargs):
         import sys
 
         # Who started it, not what it runs: a pool the implementation feeds runs stdlib code.
         if _started_by_library(sys._getframe(1)):
-            _LIBRARY.add(self)
+            library.add(self)
         return real(self, *args, **kwargs)
 
     start.__wrapped__ = real
     return start
-
-
-def _raw(owner: object, attr: str) -> object:
-    # A class's own entry (the function, not a bound method), else the attribute.
-    return vars(owner)[attr] if isinstance(owner, type) and attr in vars(owner) else getattr(owner, attr, None)
 
 
 def snapshot() -> None:
@@ -165,31 +254,38 @@ def snapshot() -> None:
     threading.Thread.start = _tracing_start(threading.Thread.start)
     for owner, attr, label in _owners():
         value = _raw(owner, attr)
-        _SNAPSHOT.append((owner, attr, label, value, getattr(value, "__code__", None)))
+        _SNAPSHOT.append((owner, attr, label, value, _fn_state(value)))
     _BASE_THREADS.update(t.ident for t in threading.enumerate())
     _seal()
 
 
-# The containers are bound as defaults when this module is imported: a module global swapped for
-# an empty list is seen by the identity entry for it, not iterated in its place.
-def changed(kept=_SNAPSHOT, seal=_SEAL) -> list[str]:
+# Everything the checks call is bound as a default when this module is imported, before any
+# implementation is: `guards.changed = lambda *a, **k: []` replaces a name no check calls
+# through (issue 43), and is itself seen. The containers too: a module global swapped for an
+# empty list is seen by the identity entry for it, not iterated in its place.
+def changed(kept=_SNAPSHOT, seal=_SEAL, private=_private, _raw=_raw, _same_state=_same_state,
+            _contents=_contents) -> list[str]:
     """Labels of the clock functions and judges that are no longer what snapshot() kept."""
     out = []
-    for owner, attr, label, value, code in kept:
+    for owner, attr, label, value, state in private or kept:
         now = _raw(owner, attr)
-        if now is not value or (code is not None and getattr(value, "__code__", None) is not code):
+        if now is not value or not _same_state(value, state):
             out.append(label)
-    if seal and seal[0] != _contents():
+    moved = private and (len(kept) != len(private) or any(a is not b for a, b in zip(kept, private)))
+    if moved or (seal and seal[0] != _contents()):
         out.append("sitegen.rerun.checks.guards state (its kept functions or base threads)")
     return out
 
 
-def restore(kept=_SNAPSHOT) -> None:
-    for owner, attr, _, value, code in kept:
+def restore(kept=_SNAPSHOT, private=_private, _raw=_raw, _same_state=_same_state) -> None:
+    for owner, attr, _, value, state in private or kept:
         if _raw(owner, attr) is not value:
             setattr(owner, attr, value)
-        if code is not None and getattr(value, "__code__", None) is not code:
-            value.__code__ = code
+        if not _same_state(value, state):
+            value.__code__, value.__defaults__ = state[0], state[1]
+            value.__kwdefaults__ = dict(state[2]) or None
+    if private and (len(kept) != len(private) or any(a is not b for a, b in zip(kept, private))):
+        kept[:] = private
 
 
 def os_threads() -> set[str]:
@@ -200,23 +296,24 @@ def os_threads() -> set[str]:
         return set()
 
 
-def _library_thread(t: threading.Thread) -> bool:
+def _library_thread(t: threading.Thread, library=_LIBRARY) -> bool:
     """A thread torch or triton started (their compile pools): judged by who called start(),
-    the nearest caller outside the standard library (threading.Thread.start is wrapped at
-    snapshot(); a thread started otherwise is not the library's, whatever it sets on itself)."""
-    return t in _LIBRARY
+    the nearest caller outside the standard library whose code is compiled from the library's
+    own file (threading.Thread.start is wrapped at snapshot(); a thread started otherwise is not
+    the library's, whatever it sets on itself)."""
+    return t in library
 
 
-def _foreign_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.ident not in _BASE_THREADS and t.is_alive() and not _library_thread(t)]
+def _foreign_threads(base=_BASE_THREADS, _enumerate=threading.enumerate, _library_thread=_library_thread) -> list:
+    return [t for t in _enumerate() if t.ident not in base and t.is_alive() and not _library_thread(t)]
 
 
-def check_build(threads_before: set[int]) -> str | None:
+def check_build(threads_before: set[int], _changed=changed, _restore=restore, _foreign_threads=_foreign_threads) -> str | None:
     """After importing and building an implementation: why it is refused (clock_intact,
     host_threads), or None."""
-    labels = changed()
+    labels = _changed()
     if labels:
-        restore()
+        _restore()
         return f"refused by clock_intact: importing or building it replaced {', '.join(labels)}"
     left = [t for t in _foreign_threads() if t.ident not in threads_before]
     if left:
@@ -242,12 +339,13 @@ class Watch:
         seen, self.violations = self.violations, {}
         return seen
 
-    def after_call(self, tasks_before: set[str], *, strict: bool) -> None:
+    def after_call(self, tasks_before: set[str], *, strict: bool, _changed=changed, _restore=restore,
+                   _foreign_threads=_foreign_threads, _os_threads=os_threads) -> None:
         """After a window: the clock intact, no thread of the implementation's still running;
         ``strict`` (timed calls): no OS thread started during the call outlives it."""
-        labels = changed()
+        labels = _changed()
         if labels:
-            restore()
+            _restore()
             self.violations.setdefault("clock_intact", f"{', '.join(labels)} replaced while the implementation ran "
                                                        "(undone before anything else was timed)")
         left = [t for t in _foreign_threads() if self.blamed.setdefault(t.ident, self.subject) == self.subject]
@@ -255,7 +353,10 @@ class Watch:
             self.violations.setdefault("host_threads", f"Python thread {left[0].name!r} the implementation started was "
                                                        "still running when its call's window closed")
         elif strict:
-            new = os_threads() - tasks_before
+            new = _os_threads() - tasks_before
             if new:
                 self.violations.setdefault("host_threads", f"{len(new)} OS thread(s) started during a timed call were "
                                                            "still running when its window closed")
+
+
+del _private, _closed  # reachable only through the kept functions' defaults

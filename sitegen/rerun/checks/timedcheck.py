@@ -30,6 +30,10 @@ import math
 import torch
 
 from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
+from sitegen.rerun.checks.draws import randbits, uniform
+
+# Bound before any implementation is imported: a replaced torch.linalg.vector_norm judges nothing here.
+_norm = torch.linalg.vector_norm
 
 ALWAYS_CHECKED = 2
 _CHUNK_ELEMENTS = 1 << 26
@@ -80,14 +84,12 @@ def aliasing(inputs, outputs) -> str | None:
 class TimedCheck:
     """What one runner's checked calls returned, and the references for their own inputs."""
 
-    def __init__(self, grad_shapes: list, device: str, rtol: float | None, out_shape=None):
-        import random
-        import secrets
-
-        # Which calls are checked is drawn from the OS's generator: a forward sees the checked
-        # ones (their backward runs), and a Mersenne Twister's past output predicts its next.
-        self.rng = random.SystemRandom()
-        gen = torch.Generator(device=device).manual_seed(secrets.randbits(63))
+    def __init__(self, grad_shapes: list, device: str, rtol: float | None, out_shape=None, _randbits=randbits):
+        # Which calls are checked is drawn from the OS's generator (draws.uniform, bound when the
+        # module was imported, never an attribute of this object an implementation could swap):
+        # a forward sees the checked ones (their backward runs), and a Mersenne Twister's past
+        # output predicts its next.
+        gen = torch.Generator(device=device).manual_seed(_randbits(63))
         self.rtol = rtol
         self.shapes = [as_matrix(s) for s in grad_shapes]
         self.projections = [
@@ -105,9 +107,9 @@ class TimedCheck:
         self.foreign_reason: str | None = None
         self.inputs_reason: str | None = None
 
-    def pick(self) -> bool:
+    def pick(self, _uniform=uniform) -> bool:
         """Whether the call just issued gets checked."""
-        return len(self.calls) < ALWAYS_CHECKED or self.rng.random() < CHECK_SHARE
+        return len(self.calls) < ALWAYS_CHECKED or _uniform() < CHECK_SHARE
 
     def output(self, out) -> torch.Tensor:
         """The output as the call returned it, kept for verify(): a scalar loss copied in float64,
@@ -118,13 +120,13 @@ class TimedCheck:
             return torch.full((DIGEST_DIM,), float("nan"), dtype=torch.float64)
         return digest(out.detach().reshape(self.out_shape), *self.out_projection)
 
-    def _output_error(self, kept: torch.Tensor, ref_out) -> float:
+    def _output_error(self, kept: torch.Tensor, ref_out, _norm=_norm) -> float:
         if self.out_shape is None:
             ref, value = float(ref_out), float(kept)
             return abs(value - ref) / max(abs(ref), 1e-300) if value == value else math.inf
         want = digest(ref_out.reshape(self.out_shape), *self.out_projection)
-        delta = float(torch.linalg.vector_norm(kept - want))
-        norm = float(torch.linalg.vector_norm(ref_out))
+        delta = float(_norm(kept - want))
+        norm = float(_norm(ref_out))
         # The digest's estimate of the norm-wise error, stored as it is (as a gradient's); verify()
         # allows it DIGEST_SLACK x rtol for the draw, as it allows a gradient's.
         return delta / (math.sqrt(DIGEST_DIM) * max(norm, 1e-300)) if delta == delta else math.inf
@@ -151,7 +153,7 @@ class TimedCheck:
         """An output that shares memory with an input, or an input written by the call (inputs_intact)."""
         self.inputs_reason = self.inputs_reason or reason
 
-    def verify(self) -> dict:
+    def verify(self, _norm=_norm) -> dict:
         """Every checked call's loss and digests against its reference (one synchronisation)."""
         rtol = self.rtol if self.rtol is not None else float("inf")
         # A scalar loss is compared whole; a tensor output by its digest, which a random draw may
@@ -171,8 +173,8 @@ class TimedCheck:
                     err = math.inf
                     continue
                 want = digest(g.reshape(shape), proj, weights)
-                delta = float(torch.linalg.vector_norm(d - want))
-                norm = float(torch.linalg.vector_norm(g))
+                delta = float(_norm(d - want))
+                norm = float(_norm(g))
                 err = max(err, delta / (math.sqrt(DIGEST_DIM) * max(norm, 1e-300)) if delta == delta else math.inf)
             worst_grad = max(worst_grad, err)
             grad_bad += not err <= DIGEST_SLACK * rtol

@@ -131,7 +131,7 @@ class Clock:
             if self.lead_cycles:
                 torch.cuda._sleep(self.lead_cycles)
             self.flush_buf.zero_()
-        tasks = guards.os_threads() if strict else set()
+        tasks = _OS_THREADS() if strict else set()
         start = self._mark()
         result = fn()
         mid = self._mark()
@@ -141,7 +141,7 @@ class Clock:
         t0 = time.perf_counter_ns()
         self.sync()
         window = Window(start, mid, time.perf_counter_ns() - t0)
-        self.watch.after_call(tasks, strict=strict)
+        _AFTER_CALL(self.watch, tasks, strict=strict)
         return result, window
 
     def empty(self) -> None:
@@ -195,4 +195,7 @@ class Clock:
 
 
 # Before any implementation is imported (workers import this module first): what the clock is.
+# The guard's functions as they are before any implementation is imported: the window calls
+# these, not whatever the names hold later.
+_AFTER_CALL, _OS_THREADS = guards.Watch.after_call, guards.os_threads
 guards.snapshot()

@@ -15,7 +15,12 @@ import time
 from pathlib import Path
 
 from sitegen.atomicwrite import write_atomic
+from sitegen.rerun.checks import guards as _guards
 from sitegen.rerun.measure.watch import emit
+
+# Bound when the process starts, before any implementation is imported: the build check is
+# called through these, not through names an implementation could rebind.
+_CHECK_BUILD, _THREAD_IDS = _guards.check_build, _guards.thread_ids
 
 
 def _log(plan: dict, message: str, t0: float) -> None:
@@ -97,6 +102,7 @@ def run(plan: dict) -> dict:
     from sitegen.rerun.checks import guards
 
     guards.protect(op)  # before any implementation is imported: its reference is a judge too
+    guards.close()  # nothing that runs from here on can reseal what the guard compares against
     modules = {}
     for ref in plan["impls"]:
         result["availability"][ref["name"]] = avail = implementation(ref["target"], op.name)
@@ -174,9 +180,7 @@ def implementation(target: str, operation: str) -> dict:
     from sitegen.operations import Implementation, import_target
     from sitegen.problems import InputError
 
-    from sitegen.rerun.checks import guards
-
-    threads = guards.thread_ids()
+    threads = _THREAD_IDS()
     try:
         cls = import_target(target, target)
         impl = cls() if isinstance(cls, type) else cls
@@ -189,7 +193,7 @@ def implementation(target: str, operation: str) -> dict:
             return {"ok": False, "version": None, "reason": why}
         version = impl.version()
         module = impl.build()
-        refused = guards.check_build(threads)
+        refused = _CHECK_BUILD(threads)
         if refused:
             return {"ok": False, "version": None, "reason": refused}
         return {"ok": True, "version": version if isinstance(version, str) else None, "reason": None, "module": module}

@@ -23,9 +23,10 @@ from sitegen.rerun.checks import guards, integrity
 
 from sitegen.rerun import protocol
 from sitegen.rerun.outcome.assemble import outcome
-from sitegen.rerun.selftest.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, HostThread, IdentityCache,
-                                  InPlaceInput, LazyTensor, OffBy, PhaseSkip, PrefetchNext, SampledLoss, ShapeSpecial,
-                                  SideStream, SideStreamShare, WrongGradient, bundled_kernel)
+from sitegen.rerun.selftest.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, GeneratorSwap,
+                                  GuardPatch, HostThread, IdentityCache, InPlaceInput, LazyTensor, NormPatch, OffBy,
+                                  PhaseSkip, PrefetchNext, ResealedSnapshot, SampledLoss, ShapeSpecial, SideStream,
+                                  SideStreamShare, SpoofedThread, WrongGradient, bundled_kernel)
 from sitegen.operations.jsd import JSD
 from sitegen.rerun.plan.cases import Case, Workload
 from sitegen.rerun.checks.gate import gate_workload
@@ -51,6 +52,10 @@ def candidates(cuda: bool, fp32: Workload, bf16: Workload) -> dict[str, tuple]:
         # Code sitegen did not write (issue 28): honest through the gate and warm-up.
         "clock-patch": (ClockPatch(), fp32), "lazy-tensor": (LazyTensor(), fp32), "host-thread": (HostThread(), fp32),
         "in-place-input": (InPlaceInput(), fp32), "aliased-gradient": (AliasedGradient(), fp32),
+        # Cheats of the guards themselves (issue 43).
+        "guard-patch": (GuardPatch(), fp32), "resealed-snapshot": (ResealedSnapshot(), fp32),
+        "norm-patch": (NormPatch(), fp32), "generator-swap": (GeneratorSwap(), fp32),
+        "spoofed-thread": (SpoofedThread(), fp32),
     }
     if cuda:
         out["side-stream"] = (SideStream(), fp32)
@@ -126,6 +131,10 @@ def run_selftest(*, interpret: bool) -> dict:
     fp32 = JSD().workload("fp32", tokens=1024, vocab=128256) if cuda else JSD().workload("fp32", tokens=8, vocab=64)
     bf16 = Workload(fp32.axes, "bf16")
     clock = Clock(device)
+    # As in a measuring process: the operation's judges kept, and the guard closed to resealing,
+    # before any candidate runs (this process is the self-test's own: run_apart).
+    guards.protect(JSD())
+    guards.close()
     copy_bw = copy_bandwidth(device)
     max_sm_mhz = gpustate.max_sm_mhz(gpustate.facts())
     verdicts = {}
@@ -151,3 +160,27 @@ def run_selftest(*, interpret: bool) -> dict:
     lines.append("self-test " + ("passed" if ok else "FAILED"))
     return {"ok": ok, "device": device, "verdicts": verdicts, "alone": alone, "lines": lines,
             "roofline_slack": integrity.ROOFLINE_SLACK}
+
+
+def run_apart(*, interpret: bool) -> dict:
+    """run_selftest in a process of its own: the cheats patch the process they run in, and the
+    guard, once closed, cannot be reopened in it."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "sitegen.rerun.selftest.run", *(["--interpret"] if interpret else [])],
+                          stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0 or not done.stdout.strip():
+        return {"ok": False, "lines": [f"self-test process exited with code {done.returncode}"], "verdicts": {}}
+    return json.loads(done.stdout)
+
+
+if __name__ == "__main__":
+    import json
+    import os
+    import sys
+
+    if "--interpret" in sys.argv[1:]:
+        os.environ["TRITON_INTERPRET"] = "1"
+    print(json.dumps(run_selftest(interpret="--interpret" in sys.argv[1:])))

@@ -84,3 +84,16 @@ class Saboteur(Implementation):
                 return honest(*args)
 
         return Module()
+
+
+class Resealer(Implementation):
+    """Honest through the gate and warm-up, then halves the clocks and rewrites the guard's
+    snapshot and seal to agree (sitegen.rerun.selftest.cheats.ResealedSnapshot)."""
+
+    operation = "jsd"
+    needs = ("torch", "triton")
+
+    def build(self, *, dynamic=False):
+        from sitegen.rerun.selftest.cheats import ResealedSnapshot
+
+        return ResealedSnapshot()
