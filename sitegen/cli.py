@@ -15,6 +15,7 @@ import click
 from sitegen import cliparts
 from sitegen.cliparts import (CONTEXT, EXIT_HELP, OUTSIDE_LINKS, PATHS, UNLOCKED, hold_until_exit, json_option, report,
                               warn_unlocked)
+from sitegen.check_command import check
 from sitegen.importers.commands import import_group
 from sitegen.problems import InputError, Problem
 from sitegen.rerun.commands import rerun
@@ -246,5 +247,5 @@ def lock(root: Path, as_json: bool) -> None:
 
 
 # Commands of the other subsystems register themselves here.
-for command in (build, attest, serve, import_group, rerun, keygen, sign):
+for command in (build, attest, serve, import_group, check, rerun, keygen, sign):
     main.add_command(command)
