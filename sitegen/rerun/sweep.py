@@ -29,7 +29,7 @@ from sitegen.progress import Progress
 from sitegen.rerun.measure import gpustate
 from sitegen.rerun import protocol
 from sitegen.rerun.outcome import journal, records
-from sitegen.rerun.plan import revision
+from sitegen.rerun.plan import fits, revision
 from sitegen.rerun.outcome.assemble import outcome
 from sitegen.rerun.plan.cases import Case, Workload, cases
 from sitegen.rerun.measure.environment import environment_spec, instance
@@ -119,6 +119,8 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[dict[str, list[dict]]
     before = None if opts.interpret else gpustate.compute_processes()
     if before:
         raise InputError([Problem("GPU", "$", f"{before} other compute process(es) on the GPU; refusing to time")])
+    if facts and (oversized := fits.too_big(opts.op, opts.loads, facts.get("memoryBytes"), facts.get("product"))):
+        raise InputError(oversized)
     mode = opts.like.mode if opts.like else "controlled"
     follow = protocol.settings(proto, opts.interpret, opts.op.tolerances)
     base = {

@@ -23,16 +23,17 @@ import torch
 
 from sitegen.rerun.plan.cases import grad_seed
 from sitegen.rerun.checks.timedcheck import TimedCheck, aliasing, foreign, modes
+from sitegen.rerun.measure.memory import BIG_SET_BYTES, MIN_SETS, CudaMemory, clearly_fits, fit
 
-# Inputs of one set above this size are kept two to a pool instead of three, so that
-# torch eager's retained graphs for backward (about six full-size float32 temporaries per
-# set) still fit beside them on one GPU.
-_BIG_SET_BYTES = 4 << 30
+
+def set_bytes(tensors) -> int:
+    """Bytes of the tensors given (None skipped)."""
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
 
 
 def pool_size(inputs: tuple) -> int:
-    set_bytes = sum(t.numel() * t.element_size() for t in inputs)
-    return 2 if set_bytes > _BIG_SET_BYTES else 3
+    """The pool's cap; measure.memory fills it only as far as the GPU's free memory allows."""
+    return 2 if set_bytes(inputs) > BIG_SET_BYTES else 3
 
 
 def fingerprint(inputs: tuple) -> list[tuple[float, float]]:
@@ -57,31 +58,76 @@ class PassRunner:
     """
 
     def __init__(self, module, op, workload, device: str, timed_pass: str, seed: int, pool: int | None = None,
-                 liger_script: bool = False, rtol: float | None = None, clock=None):
+                 liger_script: bool = False, rtol: float | None = None, clock=None, memory=None):
         self.module = module
         self.op = op
         self.clock = clock
         self.timed_pass = timed_pass
         self.liger_script = liger_script
         self._workload, self._device = workload, device
+        self._seed = seed
+        # The device's memory (measure.memory.CudaMemory) bounds the pool where no pool is asked
+        # for: Liger's script (do_bench) times one set, as asked.
+        if memory is None and device.startswith("cuda") and pool is None and not liger_script:
+            memory = CudaMemory()
+        self.memory = memory
+        free = memory.free() if memory else None
+        base = memory.mark() if memory else 0
         first = self._draw(seed)
-        n = pool or pool_size(first)
+        cap = pool or pool_size(first)
+        self._growth = None
+        n = cap
+        if memory is not None:
+            sizes = (set_bytes(first), set_bytes([first[j] for j in op.differentiable]) + set_bytes([self._gout(seed)]),
+                     memory.peak() - base)
+            if not clearly_fits(cap, *sizes, free):
+                # The pool's least until the warm-up has measured a call: then fill() adds what fits.
+                n, self._growth = min(cap, MIN_SETS), (cap, free, *sizes)
         self.recipes = [seed + k for k in range(n)]
-        self.sets = [first] + [self._draw(s) for s in self.recipes[1:]]
-        for inputs in self.sets:
-            for j in op.differentiable:
-                inputs[j].requires_grad_()
-        self.args = [op.liger_script_inputs(s) if liger_script else s for s in self.sets]
-        # The gradient each call's backward gets: None for a scalar loss, else drawn with the set.
-        self.gouts = [self._gout(s) for s in self.recipes]
-        self.losses: list = [None] * n
-        self.fwd_windows: list = [None] * n
-        self.prints: list = [None] * n
+        self.sets = [first]
+        self.args, self.gouts, self.losses, self.fwd_windows, self.prints = [], [], [], [], []
+        self._add(first, self.recipes[0])
+        for s in self.recipes[1:]:
+            self._add(self._draw(s), s)
         if timed_pass == "backward" and liger_script:
             self.losses = [module(*a) for a in self.args]
         self.check = None if liger_script else TimedCheck([first[j].shape for j in op.differentiable], device, rtol,
                                                           op.output_shape(workload))
         self._modes = modes()
+        if self._growth is not None:
+            self._warm = self.memory.mark()
+
+    def _add(self, inputs: tuple, recipe: int) -> None:
+        """One more set in the pool (the first is already in self.sets)."""
+        if inputs is not self.sets[0]:
+            self.sets.append(inputs)
+        for j in self.op.differentiable:
+            inputs[j].requires_grad_()
+        self.args.append(self.op.liger_script_inputs(inputs) if self.liger_script else inputs)
+        # The gradient each call's backward gets: None for a scalar loss, else drawn with the set.
+        self.gouts.append(self._gout(recipe))
+        self.losses.append(None)
+        self.fwd_windows.append(None)
+        self.prints.append(None)
+
+    def fill(self) -> None:
+        """After the warm-up, where the pool's cap did not clearly fit: as many more sets as fit
+        beside the room a call took in the warm-up (its draw included) or a checked call's
+        gradients and redraw, whichever is more (measure.memory)."""
+        if self._growth is None:
+            return
+        cap, free, size, grads, draw = self._growth
+        self._growth = None
+        room = max(self.memory.peak() - self._warm, grads + draw)
+        for k in range(len(self.sets), fit(cap, size, room, free)):
+            self.recipes.append(self._seed + k)
+            self._add(self._draw(self.recipes[-1]), self.recipes[-1])
+
+    def drop_inputs(self) -> None:
+        """After the last timed call, before the timed outputs are verified: the sets, their
+        gradients and graphs are no longer needed, and the references are drawn again from seeds."""
+        self.losses = []
+        self.sets = self.args = self.gouts = []
 
     def __len__(self) -> int:
         return len(self.sets)
@@ -187,6 +233,10 @@ class PassRunner:
         elif out is not None:
             self.check.record_loss()
         self.fwd_windows[k] = None
+        # Judged: its gradients are not read again (the next call on the set starts from none),
+        # so no set holds a stale one while another set is timed.
+        for leaf in self._leaves(k):
+            leaf.grad = None
 
     def perturb(self, k: int) -> None:
         # A seed drawn now, not once: a generator's state could be read ahead by code in this

@@ -86,6 +86,8 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
     """
     clock.watch.take()  # what an earlier case's calls left is theirs
     warm_calls, est_ms, issue_ms = warm_up(clock, runner, *warmup)
+    if hasattr(runner, "fill"):
+        runner.fill()  # the pool, where memory bounds it, sized by what the warm-up's calls took
     clock.set_lead(issue_ms)
     per_ms = max(est_ms, 1e-6)
     budget_ms = max(min_ms, max_ms if max_ms is not None else min_ms)
@@ -140,6 +142,8 @@ def collect(clock: Clock, runner, *, min_samples: int, min_ms: float, repeated_p
         out["repeatedFreshMedianNs"] = int(statistics.median(fresh))
     check = getattr(runner, "check", None)
     if check is not None:
+        if hasattr(runner, "drop_inputs"):
+            runner.drop_inputs()  # the references are drawn again beside no input set
         out["timedCheck"] = check.verify()
     out["guards"] = clock.watch.take()
     return out

@@ -1,0 +1,56 @@
+"""Whether a workload can be timed on the GPU at all: the least memory a timed pass needs.
+
+However few input sets the pool holds (measure.memory fills it to what the GPU's free memory
+allows), a timed pass holds the protocol's least pool, two sets, draws a set's next content
+beside them before every call (a redraw makes a whole new set before copying it in) and writes
+a set's gradients: at least three sets and the gradients. A workload whose least need exceeds the GPU's memory is refused before
+any measuring process starts, before the gate, in one line naming the bytes; anything above it
+may still run out of memory in a call, which ends that case alone.
+
+The sizes are read from the operation's own make_inputs run under torch's FakeTensorMode on the
+CPU: shapes and dtypes without memory, and no CUDA context in the parent.
+"""
+
+from __future__ import annotations
+
+from sitegen.problems import Problem
+from sitegen.rerun.measure.memory import MIN_SETS
+from sitegen.rerun.plan.cases import Workload
+
+
+def sizes(op, w: Workload) -> tuple[int, int]:
+    """(bytes of one call's inputs, bytes of their gradients and of a tensor output's drawn gradient)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def nbytes(tensors) -> int:
+        return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+    with FakeTensorMode():
+        inputs = op.make_inputs(w, 0, "cpu")
+        grads = nbytes(inputs[j] for j in op.differentiable) + nbytes([op.make_grad_output(w, 0, "cpu")])
+        return nbytes(inputs), grads
+
+
+def least_bytes(op, w: Workload) -> tuple[int, int, int]:
+    """(the least bytes a timed pass of `w` needs, one set's bytes, its gradients' bytes)."""
+    one, grads = sizes(op, w)
+    return (MIN_SETS + 1) * one + grads, one, grads
+
+
+def too_big(op, loads: list[Workload], memory_bytes: int | None, product: str | None) -> list[Problem]:
+    """One Problem per workload whose least need exceeds the GPU's `memory_bytes` (none when unknown)."""
+    if not memory_bytes:
+        return []
+    out = []
+    for w in loads:
+        need, one, grads = least_bytes(op, w)
+        if need > memory_bytes:
+            out.append(Problem(f"{op.name} {w.key}", "$", (
+                f"needs at least {need} bytes ({_gib(need)}: {MIN_SETS} input sets of {_gib(one)} held, another drawn "
+                f"beside them, gradients {_gib(grads)}) and the {product or 'GPU'} has {memory_bytes} ({_gib(memory_bytes)}); "
+                "refused before the gate, nothing measured")))
+    return out
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
