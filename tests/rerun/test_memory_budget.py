@@ -146,3 +146,16 @@ def test_the_rerun_refuses_before_any_measuring_process_starts(monkeypatch, tmp_
         sweep.measure(opts, proto)
     assert len(caught.value.problems) == 1 and "needs at least 60129542144 bytes" in caught.value.problems[0].line()
     assert spawned == [] and not (tmp_path / "out").exists()
+
+
+def test_the_inputs_fingerprint_reads_a_block_at_a_time_and_sees_a_write_in_the_last(monkeypatch):
+    from sitegen.rerun.measure import passes
+
+    monkeypatch.setattr(passes, "_FINGERPRINT_CHUNK", 7)  # 50 elements: seven blocks, the last of one
+    x = torch.randn(5, 10, generator=torch.Generator().manual_seed(4))
+    (total, norm), none = passes.fingerprint((x, None))
+    assert none is None
+    assert total == pytest.approx(float(x.double().sum()), rel=1e-12)
+    assert norm == pytest.approx(float(x.double().norm()), rel=1e-12)
+    x[4, 9] += 1.0
+    assert passes.fingerprint((x,))[0][0] == pytest.approx(total + 1.0, rel=1e-12)
