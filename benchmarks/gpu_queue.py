@@ -84,7 +84,7 @@ class Planned:
         self.axes = axes
         self.impls = tuple(part.impls or op.default_peers)
         self.dtypes = tuple(part.dtypes or op.default_dtypes)
-        self.cases = {(p, impl, w) for w in _workloads(op, axes, self.dtypes) for p in part.passes for impl in self.impls}
+        self.cases = {(p, impl, w) for w in _workloads(axes, self.dtypes) for p in part.passes for impl in self.impls}
         self.missing = set(self.cases)
 
     @property
@@ -105,7 +105,7 @@ class Planned:
 
     def narrow_cases(self) -> set:
         passes, impls, axes, dtypes = self.narrow()
-        return {(p, i, w) for w in _workloads(self.op, axes, dtypes) for p in passes for i in impls}
+        return {(p, i, w) for w in _workloads(axes, dtypes) for p in passes for i in impls}
 
     def args(self) -> list[str]:
         """`python3 -m sitegen.rerun` arguments of what is missing (the registry options added by the runner)."""
@@ -117,10 +117,10 @@ class Planned:
         return out
 
 
-def _workloads(op, axes: dict[str, tuple[int, ...]], dtypes) -> list[Workload]:
+def _workloads(axes: dict[str, tuple[int, ...]], dtypes) -> list[Workload]:
     from sitegen.rerun.plan.cases import workloads
 
-    return workloads(axes, dtypes) if axes else []
+    return workloads(axes, dtypes)
 
 
 def load_list(path: Path) -> list[Planned]:
