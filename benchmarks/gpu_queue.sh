@@ -5,8 +5,15 @@
 #
 #   bash benchmarks/gpu_queue.sh --budget 550
 set -u
+# Only the wheels a rerun needs (.whl/ may hold others' for other work: a cuda-bindings there would
+# shadow the image's own): Liger, what the signing and schema code import, and their needs.
+wheels=()
+for name in liger_kernel pydantic pydantic_core annotated_types typing_extensions typing_inspection rfc8785 \
+    cryptography cffi pycparser; do
+  for w in .whl/"$name"-[0-9]*.whl; do [ -e "$w" ] && wheels+=("$w"); done
+done
 [ -d /tmp/site ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-  --no-build-isolation --target /tmp/site .whl/*.whl . || exit 1
+  --no-build-isolation --target /tmp/site "${wheels[@]}" . || exit 1
 # The checkout's sitegen/ lacks sitegen.kernels (kernels/ maps there only when installed): never
 # import from the working directory, here or in the reruns the queue starts.
 export PYTHONPATH=/tmp/site PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
