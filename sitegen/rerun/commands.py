@@ -178,7 +178,7 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
         loads, passes = [workload], (like_plan.timed_pass,)
         impls = selection.resolve(op, (like_plan.impl,))
     else:
-        op = operations.load(operation)
+        op = opfacts.load(operation)  # a plugin's: read from a process of its own, never run here
         loads = C.workloads(_sweep(op, axes, tokens, vocab, interpret), dtypes or op.default_dtypes)
         passes = passes or op.passes
         unknown = [p for p in passes if p not in op.passes]
@@ -193,6 +193,7 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
     from sitegen.rerun.plan.owncode import require_shipped
 
     require_shipped(impls, interpret=interpret)  # trusted code is known by its bytes, before any work
+    op = opfacts.describe_workloads(op, loads)
     if ray_address:
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))

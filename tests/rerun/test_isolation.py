@@ -63,3 +63,18 @@ def test_what_a_process_writes_of_another_implementation_is_dropped():
     assert kept["availability"] == {"k": {"ok": True}}
     assert kept["gate"] == {"k": {"w": {"status": "passed"}}}
     assert kept["timings"] == {"w/forward/k": {"samplesNs": [5]}}
+
+
+def test_an_operation_plugin_cannot_edit_the_records_the_rerun_writes(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])))
+    out = tmp_path / "records"
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--interpret", "--operation", "tamperop:Tampered",
+                           "--axis", "rows=16", "--axis", "cols=64", "--dtype", "fp32", "--pass", "full", "--impl", "eager",
+                           "--processes", "1", "--out", str(out), "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["runs"]
+    run = json.loads((out / row["file"]).read_text())
+    assert row["status"] == "passed" and "tampered" not in run["metadata"]["labels"], run["metadata"]["labels"]
+    # Its facts still reached the record: the roofline's bytes for the full pass (3·R·C·4).
+    [roofline] = [c for c in run["spec"]["evidence"]["integrity"] if c["name"] == "roofline"]
+    assert f"({3 * 16 * 64 * 4} B at measured copy" in roofline["detail"], roofline

@@ -65,8 +65,10 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
     op_doc = found.by_digest.get(workload["spec"].get("operationSpecDigest", ""))
     op_name = op_doc["metadata"]["name"] if op_doc and op_doc["kind"] == "OperationSpec" else None
     from sitegen import operations
+    from sitegen.rerun.plan import opfacts
 
-    op = operations.by_name(op_name) if op_name else None
+    # A plugin's facts come from a process of its own (opfacts): the parent never runs its code.
+    op = opfacts.load(op_name) if op_name and op_name in operations.known() else None
     if op is None:
         raise InputError([Problem(where, "$.spec.workloadDigest", f"no operation plugin for {op_name or 'its operation'} "
                                   f"is installed (known: {', '.join(sorted(operations.known()))})")])
