@@ -51,7 +51,7 @@ def markdown(verdicts, against: Path, threshold: float) -> str:
 @click.argument("candidate", metavar="CANDIDATE", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--against", type=click.Path(path_type=Path, file_okay=False, exists=True), default=Path("records"),
               show_default=True, help="The registry whose cohorts the candidate's runs are compared with.")
-@click.option("--threshold", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="PCT",
+@click.option("--threshold", type=click.FloatRange(min=0), default=0, show_default=True, metavar="PCT",
               help="Fail only on a slowdown of at least PCT percent (a slower verdict already needs the protocol's "
                    "minimum effect, 1% unless it says otherwise, and an interval that excludes a tie).")
 @OUTSIDE_LINKS

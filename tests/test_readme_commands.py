@@ -9,6 +9,7 @@ import click
 import pytest
 
 from sitegen.cli import SCHEMA_FOLDER, main
+from sitegen.importers.commands import ImportGroup
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `sitegen ([a-z]+(?: [a-z]+)?)([^`]*)` \| (.*) \|$")
@@ -27,7 +28,11 @@ def table() -> dict[str, tuple[str, str]]:
 def commands() -> dict[str, click.Command]:
     found = {}
     for name, command in main.commands.items():
-        if isinstance(command, click.Group):
+        if isinstance(command, ImportGroup):
+            # Its subcommands are the importers installed (plugins): one family of rows,
+            # `sitegen import NAME PATH …` and `sitegen import --list`.
+            found[name] = command
+        elif isinstance(command, click.Group):
             found.update({f"{name} {sub}": c for sub, c in command.commands.items()})
         else:
             found[name] = command
@@ -42,9 +47,13 @@ def test_every_command_has_a_row_and_every_row_a_command():
 def test_declared_defaults_are_stated_and_usage_names_real_options(name):
     usage, text = table()[name]
     command = commands()[name]
-    options = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    params = list(command.params)
+    if isinstance(command, ImportGroup):
+        ctx = click.Context(command)
+        params += [p for sub in command.list_commands(ctx) for p in command.get_command(ctx, sub).params]
+    options = {opt for p in params for opt in (*p.opts, *p.secondary_opts)}
     assert set(re.findall(r"--[a-z-]+", usage)) <= options, usage
-    for param in command.params:
+    for param in params:
         default = param.default
         # Only real values: flags, None and click's own "unset" marker state no default.
         if isinstance(default, bool) or not isinstance(default, (str, int, float, Path)):
