@@ -30,7 +30,7 @@ import click
 
 from sitegen.importers.core import Plan, RowError
 from sitegen.importers.harness import (
-    SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339, sampled_timing, where_type,
+    SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339, sampled_timing,
 )
 from sitegen.problems import Problem
 

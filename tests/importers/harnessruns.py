@@ -34,3 +34,18 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 
 def verified(out: Path) -> bool:
     return CliRunner().invoke(main, ["verify", str(out)]).exit_code == 0
+
+
+def run_of(out: Path, external_id: str) -> dict:
+    """The one run the registry holds for the tool's result named ``external_id``."""
+    (run,) = [r for r in documents(out, "runs") if r["spec"]["sourceNative"]["externalId"] == external_id]
+    return run
+
+
+def edited(source: Path, tmp_path: Path, edit) -> Path:
+    """A copy of the tool's JSON file with ``edit`` applied to its data (a malformed input made from a real one)."""
+    data = json.loads(source.read_text())
+    edit(data)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    return path

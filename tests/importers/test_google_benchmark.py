@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harnessruns import DATA, by_digest, documents, run_import, snapshot, verified
+from harnessruns import DATA, by_digest, documents, edited, run_import, run_of, snapshot, verified
 
 SOURCE = DATA / "google-benchmark" / "sum.json"
 
@@ -23,13 +23,9 @@ def imported(tmp_path_factory) -> Path:
     return out
 
 
-def _run(out: Path, external_id: str) -> dict:
-    (run,) = [r for r in documents(out, "runs") if r["spec"]["sourceNative"]["externalId"] == external_id]
-    return run
-
 
 def test_repetitions_are_the_samples_and_aggregates_stay_the_tools(imported):
-    spec = _run(imported, "sum/builtin/n:1000")["spec"]
+    spec = run_of(imported, "sum/builtin/n:1000")["spec"]
     # The five repetitions' real_time (ns per iteration): 3838.317926708952, 3899.542048247624, ...
     assert spec["timing"]["samplesNs"] == [3838, 3900, 3458, 3496, 3419]
     assert spec["timing"]["primaryStatistic"] == "mean"
@@ -43,7 +39,7 @@ def test_repetitions_are_the_samples_and_aggregates_stay_the_tools(imported):
 
 def test_identities_come_from_the_name_and_context(imported):
     docs = by_digest(imported)
-    spec = _run(imported, "sum/fsum/n:8000")["spec"]
+    spec = run_of(imported, "sum/fsum/n:8000")["spec"]
     workload = docs[spec["workloadDigest"]]
     assert docs[spec["implementationDigest"]]["spec"]["name"] == "fsum"
     assert docs[workload["spec"]["operationSpecDigest"]]["metadata"]["title"] == "sum"
@@ -71,16 +67,9 @@ def test_reimport_changes_nothing(imported):
     assert verified(imported)
 
 
-def _edited(tmp_path: Path, edit) -> Path:
-    data = json.loads(SOURCE.read_text())
-    edit(data)
-    path = tmp_path / "edited.json"
-    path.write_text(json.dumps(data))
-    return path
-
 
 def test_a_benchmark_that_reported_an_error_is_skipped_whole_with_one_line(tmp_path):
-    path = _edited(tmp_path, lambda d: d["benchmarks"][2].update(error_occurred=True, error_message="out of memory"))
+    path = edited(SOURCE, tmp_path, lambda d: d["benchmarks"][2].update(error_occurred=True, error_message="out of memory"))
     out = tmp_path / "records"
     result = run_import("google-benchmark", path, out, "--split-family")
     assert result.exit_code == 0, result.output
@@ -90,7 +79,7 @@ def test_a_benchmark_that_reported_an_error_is_skipped_whole_with_one_line(tmp_p
 
 
 def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path):
-    path = _edited(tmp_path, lambda d: [b.update(time_unit="fortnights") for b in d["benchmarks"] if b["run_name"] == "sum/fsum/n:1000"])
+    path = edited(SOURCE, tmp_path, lambda d: [b.update(time_unit="fortnights") for b in d["benchmarks"] if b["run_name"] == "sum/fsum/n:1000"])
     out = tmp_path / "records"
     result = run_import("google-benchmark", path, out, "--split-family")
     assert result.exit_code == 1
@@ -105,7 +94,7 @@ def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path):
     (lambda d: d["context"].pop("num_cpus"), "$.context: no num_cpus and mhz_per_cpu, the host the context describes"),
 ])
 def test_a_bad_file_is_one_line_and_nothing_is_written(tmp_path, edit, line):
-    path = _edited(tmp_path, edit)
+    path = edited(SOURCE, tmp_path, edit)
     out = tmp_path / "records"
     result = run_import("google-benchmark", path, out)
     assert result.exit_code == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harnessruns import DATA, by_digest, documents, run_import, snapshot, verified
+from harnessruns import DATA, by_digest, documents, edited, run_import, run_of, snapshot, verified
 
 SOURCE = DATA / "nvbench" / "test_ref.json"
 GPU_RUN = DATA / "nvbench" / "cuda_bench_axpy.json"
@@ -22,13 +22,9 @@ def imported(tmp_path_factory) -> Path:
     return out
 
 
-def _run(out: Path, external_id: str) -> dict:
-    (run,) = [r for r in documents(out, "runs") if r["spec"]["sourceNative"]["externalId"] == external_id]
-    return run
-
 
 def test_cold_gpu_time_and_the_tools_numbers(imported):
-    spec = _run(imported, "simple/Device=0")["spec"]
+    spec = run_of(imported, "simple/Device=0")["spec"]
     # nv/cold/time/gpu/mean = "0.0010034715849794225" s; relative stdev "0.0005782350585973689" of it.
     assert spec["timing"] == {"latencyNs": {"mean": 1003472, "stdev": 580}, "primaryStatistic": "mean"}
     assert spec["sourceNative"]["metrics"]["nv.cold.sample_size"] == 499
@@ -38,7 +34,7 @@ def test_cold_gpu_time_and_the_tools_numbers(imported):
 
 def test_identities_from_devices_axes_and_meta(imported):
     docs = by_digest(imported)
-    spec = _run(imported, "copy_sweep_grid_shape/Device=0 BlockSize=2^8 NumBlocks=2^6")["spec"]
+    spec = run_of(imported, "copy_sweep_grid_shape/Device=0 BlockSize=2^8 NumBlocks=2^6")["spec"]
     assert docs[spec["workloadDigest"]]["spec"]["axes"] == {"BlockSize": 256, "NumBlocks": 64}
     assert docs[spec["implementationDigest"]]["spec"]["name"] == "nvbench.example.axes"
     hardware = docs[spec["environmentDigest"]]["spec"]["hardware"]
@@ -49,9 +45,9 @@ def test_identities_from_devices_axes_and_meta(imported):
                                    "commit": "348acbd6eb752a87e15c28fe1ad1cb827eaaadec"}
     assert protocol["measurement"] == {"timer": "cuda_events", "primaryStatistic": "mean", "minSamples": 10}
     assert protocol["devicePolicy"]["nvbench.max_noise"] == 0.005
-    typed = _run(imported, "copy_type_sweep/Device=0 T=U16")["spec"]
+    typed = run_of(imported, "copy_type_sweep/Device=0 T=U16")["spec"]
     assert docs[typed["workloadDigest"]]["spec"]["axes"] == {"T": "U16"}
-    other_gpu = _run(imported, "simple/Device=1")["spec"]
+    other_gpu = run_of(imported, "simple/Device=1")["spec"]
     assert docs[other_gpu["environmentDigest"]]["spec"]["hardware"]["architecture"] == "sm_60"
 
 
@@ -82,13 +78,6 @@ def test_without_a_date_nothing_is_written(tmp_path):
     assert not (tmp_path / "records").exists()
 
 
-def _edited(tmp_path: Path, edit) -> Path:
-    data = json.loads(SOURCE.read_text())
-    edit(data)
-    path = tmp_path / "edited.json"
-    path.write_text(json.dumps(data))
-    return path
-
 
 def _gpu_mean(state: dict) -> dict:
     (summary,) = [s for s in state["summaries"] if s["tag"] == "nv/cold/time/gpu/mean"]
@@ -103,7 +92,7 @@ def _gpu_mean(state: dict) -> dict:
      "$.benchmarks[0].states[1]: nv/cold/time/gpu/mean: -1.0 is not a finite, non-negative time"),
 ])
 def test_a_bad_state_is_one_line_and_the_others_import(tmp_path, edit, line):
-    path = _edited(tmp_path, edit)
+    path = edited(SOURCE, tmp_path, edit)
     out = tmp_path / "records"
     result = run_import("nvbench", path, out, *WHEN)
     assert result.exit_code == 1
@@ -113,7 +102,7 @@ def test_a_bad_state_is_one_line_and_the_others_import(tmp_path, edit, line):
 
 
 def test_not_nvbench_output_is_one_line(tmp_path):
-    path = _edited(tmp_path, lambda d: d.pop("devices"))
+    path = edited(SOURCE, tmp_path, lambda d: d.pop("devices"))
     result = run_import("nvbench", path, tmp_path / "records", *WHEN)
     assert result.exit_code == 1
     assert f"{path}: $: not NVBench's JSON output (no devices and benchmarks arrays)" in result.stderr.splitlines()

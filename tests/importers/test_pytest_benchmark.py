@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harnessruns import DATA, by_digest, documents, run_import, snapshot, verified
+from harnessruns import DATA, by_digest, documents, edited, run_import, run_of, snapshot, verified
 
 SOURCE = DATA / "pytest-benchmark" / "topk.json"
 
@@ -24,13 +24,9 @@ def imported(tmp_path_factory) -> Path:
     return out
 
 
-def _run(out: Path, external_id: str) -> dict:
-    (run,) = [r for r in documents(out, "runs") if r["spec"]["sourceNative"]["externalId"] == external_id]
-    return run
-
 
 def test_values_are_the_files_own(imported):
-    run = _run(imported, "bench_topk.py::test_topk[sorted-1000]")
+    run = run_of(imported, "bench_topk.py::test_topk[sorted-1000]")
     timing = run["spec"]["timing"]
     # stats.data[0] and [1] of the file, in whole ns; 44 rounds.
     assert timing["samplesNs"][:2] == [8202, 7731]
@@ -46,7 +42,7 @@ def test_values_are_the_files_own(imported):
 
 def test_identities_come_from_group_params_and_machine_info(imported):
     docs = by_digest(imported)
-    run = _run(imported, "bench_topk.py::test_topk[heapq-4000]")
+    run = run_of(imported, "bench_topk.py::test_topk[heapq-4000]")
     spec = run["spec"]
     implementation = docs[spec["implementationDigest"]]
     workload = docs[spec["workloadDigest"]]
@@ -85,13 +81,6 @@ def test_gpu_names_the_gpu_and_keeps_the_host_cpu(tmp_path):
     assert environment["spec"]["settings"]["hostCpu"] == "AMD EPYC"
 
 
-def _edited(tmp_path: Path, edit) -> Path:
-    data = json.loads(SOURCE.read_text())
-    edit(data)
-    path = tmp_path / "edited.json"
-    path.write_text(json.dumps(data))
-    return path
-
 
 @pytest.mark.parametrize(("edit", "line"), [
     (lambda d: d["benchmarks"][1]["stats"].update(data=[1e-6]), "$.benchmarks[1]: stats.data: 1 samples, but stats.rounds says 16"),
@@ -99,7 +88,7 @@ def _edited(tmp_path: Path, edit) -> Path:
     (lambda d: d["benchmarks"][0]["params"].pop("provider"), "$.benchmarks[0]: params: no 'provider' (--implementation-param)"),
 ])
 def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path, edit, line):
-    path = _edited(tmp_path, edit)
+    path = edited(SOURCE, tmp_path, edit)
     out = tmp_path / "records"
     result = run_import("pytest-benchmark", path, out, "--implementation-param", "provider")
     assert result.exit_code == 1
@@ -114,7 +103,7 @@ def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path, edit, line)
     (lambda d: d["machine_info"].update(cpu={}, processor=""), "$: machine_info records no CPU (cpu.brand_raw, processor): name the GPU with --gpu"),
 ])
 def test_a_bad_file_is_one_line_and_nothing_is_written(tmp_path, edit, line):
-    path = _edited(tmp_path, edit)
+    path = edited(SOURCE, tmp_path, edit)
     out = tmp_path / "records"
     result = run_import("pytest-benchmark", path, out, "--implementation-param", "provider")
     assert result.exit_code == 1
@@ -161,7 +150,7 @@ def test_without_an_implementation_param_the_project_is_measured_at_its_clean_co
     assert revisions == {json.dumps({"project": "pytest-benchmark"})}
     assert {i["spec"]["name"] for i in documents(tmp_path / "dirty", "implementations")} == {"pytest-benchmark"}
     # The same file from a clean tree names the commit.
-    clean = _edited(tmp_path, lambda d: d["commit_info"].update(dirty=False))
+    clean = edited(SOURCE, tmp_path, lambda d: d["commit_info"].update(dirty=False))
     result = run_import("pytest-benchmark", clean, tmp_path / "clean")
     assert result.exit_code == 0, result.output
     (implementation,) = {i["spec"]["projectRevision"]["commit"] for i in documents(tmp_path / "clean", "implementations")}
