@@ -13,7 +13,8 @@ protocol's minimum effect. Nothing else decides, so:
   (failed, flagged, dry run);
 - never on a value alone: without an interval on both sides there is no verdict;
 - a regression is a "slower" verdict against the implementation's own previous run whose gap
-  is at least ``threshold`` (on top of the minimum effect the verdict already needs).
+  is at least ``threshold`` (on top of the minimum effect the verdict already needs); a run ranked
+  by another metric (memory) is "more" or "less", and never a regression.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from pathlib import Path
 from sitegen.problems import InputError, Problem
 
 FASTER, SLOWER, TIE, NOT_COMPARABLE = "faster", "slower", "tie", "not comparable"
+# A run ranked by another metric than time (Liger's memory rows) uses more or less of it: told so,
+# never gated, since the gate is about speed.
+MORE, LESS = "more", "less"
 
 
 @dataclass
@@ -36,7 +40,7 @@ class Verdict:
     workload: str
     gpu: str
     verdict: str
-    """faster, slower, tie or not comparable."""
+    """faster, slower, tie or not comparable; more or less for a run ranked by another metric than time (memory)."""
     why: str
     previous: str | None = None
     """The run it was compared with (its implementation's previous run in the cohort)."""
@@ -137,4 +141,6 @@ def _against(facts, other, name: str) -> tuple[str, str, tuple[float, tuple[floa
         return NOT_COMPARABLE, f"{said}, but no interval on one side: a value alone cannot tell a change from noise", ratio
     if not distinct:
         return TIE, f"{said}: {detail}", ratio
+    if facts.metric != "latency":
+        return (MORE if slower else LESS), f"{said}: {detail}", ratio
     return (SLOWER if slower else FASTER), f"{said}: {detail}", ratio

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from sitegen.cli import main
 
 SOURCE = Path(__file__).resolve().parents[1] / "importers" / "data" / "pytest-benchmark" / "topk.json"
+LIGER_CSV = Path(__file__).resolve().parents[1] / "data" / "liger" / "all_benchmark_data.csv"
 SORTED = ("bench_topk.py::test_topk[sorted-1000]", "bench_topk.py::test_topk[sorted-4000]")
 HEAPQ = ("bench_topk.py::test_topk[heapq-1000]", "bench_topk.py::test_topk[heapq-4000]")
 
@@ -150,3 +151,31 @@ def test_a_candidate_without_runs_exits_2_in_one_line(tmp_path, registry):
     result = _check(empty, registry)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [f"{empty}: $: holds no BenchmarkRun to check"]
+
+
+def test_more_memory_is_more_not_slower_and_never_a_regression(tmp_path):
+    """Liger's memory rows (tests/data/liger, real): 5% more memory is reported as more, and exits 0."""
+    import csv
+    import io
+
+    lines = LIGER_CSV.read_text(encoding="utf-8").splitlines()
+    memory = [line for line in lines[1:] if ",memory,MB," in line][:2]
+    (tmp_path / "before.csv").write_text("\n".join([lines[0], *memory]) + "\n", encoding="utf-8")
+    later = []
+    for line in memory:
+        row = next(csv.reader(io.StringIO(line)))
+        row[8:11] = [repr(float(v) * 1.05) for v in row[8:11]]
+        row[13] = "2027-01-01 00:00:00"
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="").writerow(row)
+        later.append(buffer.getvalue())
+    (tmp_path / "after.csv").write_text("\n".join([lines[0], *later]) + "\n", encoding="utf-8")
+    for name in ("before", "after"):
+        result = CliRunner().invoke(main, ["import", "liger", str(tmp_path / f"{name}.csv"), "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    result = _check(tmp_path / "after", tmp_path / "before", "--json")
+    assert result.exit_code == 0, result.output
+    verdicts = json.loads(result.stdout)["runs"]
+    assert [v["verdict"] for v in verdicts] == ["more", "more"]
+    assert not any(v["regression"] for v in verdicts)
+    assert verdicts[0]["why"].startswith("1.050× more than its previous run")
