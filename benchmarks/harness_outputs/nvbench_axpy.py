@@ -29,7 +29,9 @@ def axpy(state: bench.State) -> None:
         with torch.cuda.stream(_stream(launch.get_stream(), device)):
             y.add_(x, alpha=2.0)
 
-    state.exec(launcher)
+    # sync: torch may synchronize inside a launch (a lazily loaded module, an allocation), which would
+    # deadlock behind NVBench's blocking kernel; its own pytorch example passes sync=True for that.
+    state.exec(launcher, sync=True)
 
 
 if __name__ == "__main__":
