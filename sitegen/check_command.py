@@ -15,8 +15,8 @@ import click
 
 from sitegen.cliparts import CONTEXT, OUTSIDE_LINKS, json_option
 
-EXIT = ("\b\nExit codes: 0 no regression, 1 a run slower than its implementation's previous run beyond "
-        "--threshold (an interval excluding a tie), 2 usage error or unreadable input.")
+EXIT = ("\b\nExit codes: 0 no regression; 1 a run slower than its implementation's previous run\n"
+        "beyond --threshold (an interval excluding a tie); 2 usage error or unreadable input.")
 ORDER = {"slower": 0, "more": 1, "faster": 2, "less": 3, "tie": 4, "not comparable": 5}
 
 
