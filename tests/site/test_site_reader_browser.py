@@ -7,6 +7,7 @@ extend as pages are added (e.g. the operation's per-GPU sub-page).
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -81,22 +82,30 @@ def test_pages_fit_and_load_without_errors(browser, served, bundled, width, tmp_
         page.close()
 
 
-@pytest.mark.xfail(strict=True, reason="since the fused head's H200 reruns of 2026-12-02, five 'matmul + sitegen JSD' H200 "
-                   "run pages score 47-64 for 'jsd h200' against the JSD operation page's 26 (sixth): the search shards keep "
-                   "their own word statistics, and neither word weights nor Pagefind's indexWeight on merged shards moved "
-                   "it; issue 32 (search per shard)")
-def test_search_finds_the_h200_jsd_operation_page(browser, served):
+def _first_results(browser, served, query: str, count: int = 5) -> list[str]:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(served + "index.html")
-    box = page.locator("#search input")
-    box.fill("jsd h200")
+    page.locator("#search input").fill(query)
     results = page.locator(".pagefind-ui__result-link")
     results.first.wait_for(timeout=30_000)
-    # Among the first five, the results Pagefind's UI shows before "Load more": the runs of the
-    # implementation "matmul + sitegen JSD" on the H200 carry both words in their titles too.
-    top = [results.nth(i).get_attribute("href") for i in range(min(5, results.count()))]
-    assert any(href and any(href.rstrip("/").endswith(t.rstrip("/")) or t in href for t in JSD_H200) for href in top), top
+    page.wait_for_timeout(500)  # every shard's results merged and sorted
+    found = [urlsplit(results.nth(i).get_attribute("href")).path for i in range(min(count, results.count()))]
     page.close()
+    return found
+
+
+def test_search_finds_the_h200_jsd_operation_page_first(browser, served):
+    """First, ahead of the runs of "matmul + sitegen JSD" on the H200, whose titles carry both words
+    too (they once put the operation page sixth: issue 32, issue 50 item 2)."""
+    top = _first_results(browser, served, "jsd h200")
+    assert any(top[0].endswith("/" + t) for t in JSD_H200), top
+
+
+@pytest.mark.parametrize("query", ["rms norm", "rmsnorm"])
+def test_search_finds_the_rms_norm_operation_page_first(browser, served, query):
+    """Before "Fused residual add + RMSNorm" and the hundreds of runs named RMSNorm (it was past the 45th)."""
+    top = _first_results(browser, served, query)
+    assert top[0].endswith("/operations/rms-norm/"), top
 
 
 # GPU and implementation listings are split into pages of 250 runs (issue 14) and operation

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import headless
-from conftest import FIXTURE, SEED_RUN
+from conftest import FIXTURE, OPERATION, SEED_RUN
 from sitegen.site.build import build_site
 
 pytestmark = pytest.mark.browser
@@ -100,3 +100,35 @@ def test_the_search_box_takes_the_dark_theme(browser, served):
     assert colours[0] == colours[1] and colours[0] != "rgb(255, 255, 255)", colours
     assert colours[2] != colours[0]
     context.close()
+
+
+def test_an_operation_and_a_gpu_are_found_first_by_their_names(browser, served):
+    """The operation's and the GPU's own pages come before the runs whose titles carry the same
+    words (issue 50 item 2): the shortest name holding every word searched for first."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    for query, first in (("jensen shannon", f"operations/{OPERATION}/"), ("jensen-shannon", f"operations/{OPERATION}/"),
+                         ("b200", "gpus/nvidia-b200/"), ("jensen h200", f"operations/{OPERATION}/nvidia-h200/")):
+        page.goto(served + "index.html?q=" + query.replace(" ", "%20"))
+        results = _results(page)
+        assert urlsplit(results[0]["href"]).path.endswith("/" + first), (query, [r["href"] for r in results[:5]])
+        # Listed once: the page is indexed by its name only, not again by its text.
+        assert sum(urlsplit(r["href"]).path.endswith("/" + first) for r in results) == 1
+    page.close()
+
+
+def test_results_fit_a_phone_and_excerpts_keep_labels_apart_from_values(browser, served):
+    """At 390 px the results stay inside the page (they once made it 543 px wide), and a page's
+    label and value stay two words in an excerpt ("project PyTorch", never "projectPyTorch")."""
+    import re
+
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    for query in ("torch", "revision", "liger-jsd-forward-liger-nvidia-b200-tokens2048"):
+        page.goto(served + "index.html?q=" + query)
+        results = _results(page)
+        page.wait_for_timeout(500)
+        wide = page.evaluate("""() => [document.documentElement.scrollWidth,
+            ...[...document.querySelectorAll('#search *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1).map(e => e.className)]""")
+        assert wide == [390], (query, wide[:5])
+        glued = [r["excerpt"] for r in results if re.search(r"\b(project|revision|version|commit|GPU|driver)[A-Z0-9]", r["excerpt"])]
+        assert glued == [], (query, glued)
+    page.close()

@@ -12,7 +12,9 @@ box (Pagefind's multisite ``mergeIndex``; the list is pagefind/bundles.json):
 - the pages that sum up the whole registry (SUMMARY_PAGES: the home page, which shows the
   latest runs and notes, and the top listings) to a shard of their own, since any edit changes
   one of them and it should not dirty hundreds of other pages with it;
-- every other page (listings, Markdown pages) to one of SITE_SHARDS, by its path.
+- every other page (listings, Markdown pages) to one of SITE_SHARDS, by its path;
+- except the operation and GPU pages, which the names shard holds by their names
+  (sitegen.site.outputs.search_names).
 
 A shard is indexed again only when its key changed: the index settings, its page list or
 the bytes of one of its pages (each known by its digest in the site's lists,
@@ -35,6 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sitegen.problems import InputError, Problem
+from sitegen.site.outputs.search_names import NAMES_SHARD, is_named, stand_in
 
 OUTPUT = "pagefind"
 # What a page is about is in its headings and text. Tables list other records (each
@@ -92,7 +95,7 @@ def _settings() -> str:
         pagefind = version("pagefind")
     except PackageNotFoundError:
         pagefind = "unknown"
-    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{sorted(SUMMARY_PAGES)}\0{UNINDEXED}"
+    return f"pagefind {pagefind}\0{EXCLUDE}\0{RUN_SHARDS}\0{SITE_SHARDS}\0{sorted(SUMMARY_PAGES)}\0{UNINDEXED}\0{NAMES_SHARD}"
 
 
 def index_site(writer, operation_of) -> int:
@@ -105,16 +108,23 @@ def index_site(writer, operation_of) -> int:
 
     shards: dict[str, list[str]] = defaultdict(list)
     found = writer.digests()
+    stand_ins: dict[str, bytes] = {}
     for relative in found:
         if relative.endswith(".html") and not relative.startswith((f"{OUTPUT}/", *UNINDEXED)):
-            shards[shard_of(relative, operation_of)].append(relative)
+            if is_named(relative):
+                stand_ins[relative] = stand_in(relative, Path(writer.path_of(relative)).read_bytes())
+                shards[NAMES_SHARD].append(relative)
+            else:
+                shards[shard_of(relative, operation_of)].append(relative)
+    # A names page counts by its stand-in's bytes: the real page changes with every edit of its runs.
+    digests = {**found, **{r: hashlib.sha256(b).hexdigest() for r, b in stand_ins.items()}}
     settings = _settings()
     keys, dirty = {}, {}
     reused: dict[str, list[str]] = {}
     for shard, members in sorted(shards.items()):
         members.sort()
         first = shard == min(shards)
-        keys[shard] = hashlib.sha256("\0".join([settings, str(first), *(f"{m}\0{found[m]}" for m in members)]).encode()).hexdigest()
+        keys[shard] = hashlib.sha256("\0".join([settings, str(first), *(f"{m}\0{digests[m]}" for m in members)]).encode()).hexdigest()
         taken = None
         for held, folder_keys, files in ((True, writer.standby, writer.standby_files), (False, writer.live, writer.live_files)):
             if folder_keys is None or folder_keys.search.get(shard) != keys[shard]:
@@ -127,7 +137,7 @@ def index_site(writer, operation_of) -> int:
             reused[shard] = taken
         else:
             dirty[shard] = members
-    written = _run_pagefind(dirty, writer, min(shards)) if dirty else {}
+    written = _run_pagefind(dirty, writer, min(shards), stand_ins) if dirty else {}
     bundles = sorted(shards)
     writer.search_keys = keys
     first = (reused.get(bundles[0]) or written.get(bundles[0]) or []) if bundles else []
@@ -139,14 +149,14 @@ def index_site(writer, operation_of) -> int:
     return sum(len(m) for m in dirty.values())
 
 
-def _run_pagefind(dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
+def _run_pagefind(dirty: dict[str, list[str]], writer, first: str, stand_ins: dict[str, bytes]) -> dict[str, list[str]]:
     # In a thread of its own: the caller may already run an event loop (serve, a test
     # driving a browser), where asyncio.run refuses to start another.
     outcome: list = []
 
     def run() -> None:
         try:
-            outcome.append(asyncio.run(_index(dirty, writer, first)))
+            outcome.append(asyncio.run(_index(dirty, writer, first, stand_ins)))
         except BaseException as exc:  # handed to the caller's thread below
             outcome.append(exc)
 
@@ -176,7 +186,7 @@ def _ui_file(name: str) -> bool:
     return name.startswith("pagefind-") and ("ui." in name or name == "pagefind-highlight.js")
 
 
-async def _index(dirty: dict[str, list[str]], writer, first: str) -> dict[str, list[str]]:
+async def _index(dirty: dict[str, list[str]], writer, first: str, stand_ins: dict[str, bytes]) -> dict[str, list[str]]:
     from pagefind.service import PagefindService
 
     written: dict[str, list[str]] = {}
@@ -189,7 +199,11 @@ async def _index(dirty: dict[str, list[str]], writer, first: str) -> dict[str, l
             # message handling (1,500 pages: 158 s, against 8 s read as a folder).
             with tempfile.TemporaryDirectory(prefix="sitegen-shard-") as folder:
                 for relative in members:
-                    _link_or_copy(writer.path_of(relative), os.path.join(folder, relative))
+                    if relative in stand_ins:
+                        os.makedirs(os.path.dirname(os.path.join(folder, relative)), exist_ok=True)
+                        Path(folder, relative).write_bytes(stand_ins[relative])
+                    else:
+                        _link_or_copy(writer.path_of(relative), os.path.join(folder, relative))
                 await index.add_directory(folder)
             with tempfile.TemporaryDirectory(prefix="sitegen-pagefind-") as tmp:
                 await index.write_files(output_path=tmp)
