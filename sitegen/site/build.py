@@ -356,7 +356,7 @@ def _write_site_pages(index: Index, renderer: Renderer, writer: SiteWriter, cont
     home = home_page(index)
     writer.add(home.path, renderer.render("home.html", home))
     writer.add(twin(home.path), to_json(home))
-    app = compare_app()
+    app = compare_app(index)
     writer.add(app.path, renderer.render("compare_app.html", app))
     writer.add(twin(app.path), to_json(app))
     for name, data in catalog(index):

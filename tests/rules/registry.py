@@ -3,8 +3,9 @@
 Every run lands in one cohort (JSD forward, fp32, 2048 tokens, on an H200, under sitegen's
 controlled protocol) unless the test says otherwise, so a test states only what its rule is
 about: medians, samples, levels. Runs start from the fixture's controlled rerun, so they are
-what `sitegen rerun` writes; `signed=True` signs them with the fixtures' key, which the
-registry's sitegen.toml trusts (Verified needs it).
+what `sitegen rerun` writes, signed with the fixtures' key, which the registry's sitegen.toml
+trusts: a controlled rerun takes a place only when Verified, which needs it. `signed=False`
+leaves a run unsigned (Reproducible, out of every ranking).
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def spread(center_ns: float, half_width: float, n: int = 41) -> list[int]:
 
 
 class RuleRegistry:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, *, family: str | None = None):
+        """``family``: the runs' protocol is a copy of sitegen's under that comparability family, a
+        source's own. Its cohort then holds published runs beside reruns measured under it (as
+        `--like` reruns are), which a cohort of sitegen's own family never does: a run there that
+        is no Verified rerun holds no place."""
         shutil.copytree(FIXTURE, root)
         self.root = root
         self.template = self._read("runs", TEMPLATE_RUN)
@@ -42,6 +47,13 @@ class RuleRegistry:
             for path in (root / folder).glob("*.json"):
                 path.unlink()
         self.to_sign: list[str] = []
+        self.protocol = "sitegen-rerun-forward"
+        """The file name (no .json) of the protocol the runs reference, for amend()."""
+        if family is not None:
+            self.protocol = f"{family}-forward"
+            self.template["spec"]["protocolDigest"] = self.variant(
+                "protocols", "sitegen-rerun-forward", self.protocol,
+                lambda spec: spec["comparability"].update(family=family))
 
     def _read(self, folder: str, name: str) -> dict:
         return json.loads((self.root / folder / f"{name}.json").read_text())
@@ -85,7 +97,7 @@ class RuleRegistry:
         return self.variant("implementations", "sitegen-triton", name, change)
 
     def run(self, name: str, implementation: str, samples_ns: list[int] | None, *, observed: str = "2026-08-20T10:00:00Z",
-            uuid: str = "GPU-1111aaaa", signed: bool = False, controlled: bool = True, stated: dict | None = None,
+            uuid: str = "GPU-1111aaaa", signed: bool = True, controlled: bool = True, stated: dict | None = None,
             **spec_fields) -> str:
         """A run of ``implementation``: a controlled rerun with these samples, or (controlled=False)
         a published one with ``stated`` latency statistics and no samples, evidence or correctness."""

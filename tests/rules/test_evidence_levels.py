@@ -31,7 +31,7 @@ def test_a_signed_controlled_rerun_with_every_ingredient_is_verified(registry):
 
 
 def test_the_same_rerun_unsigned_is_reproducible(registry):
-    registry.run("unsigned", registry.implementation("impl"), SAMPLES)
+    registry.run("unsigned", registry.implementation("impl"), SAMPLES, signed=False)
     assert _level(registry, "unsigned") == "Reproducible"
 
 
@@ -48,12 +48,12 @@ def test_without_raw_samples_a_signed_controlled_run_is_not_verified_nor_reprodu
 
 
 def test_without_a_code_revision_a_run_is_not_reproducible(registry):
-    registry.run("no-revision", registry.implementation("impl", commit=None), SAMPLES)
+    registry.run("no-revision", registry.implementation("impl", commit=None), SAMPLES, signed=False)
     assert _level(registry, "no-revision") == "Reported"
 
 
 def test_a_version_stands_for_a_commit(registry):
-    registry.run("versioned", registry.implementation("impl", commit=None, version="2.11.0"), SAMPLES)
+    registry.run("versioned", registry.implementation("impl", commit=None, version="2.11.0"), SAMPLES, signed=False)
     assert _level(registry, "versioned") == "Reproducible"
 
 
@@ -66,13 +66,13 @@ def _environment(registry, **software) -> str:
 
 @pytest.mark.parametrize("missing", ["driver", "framework"])
 def test_without_the_driver_or_framework_a_run_is_not_reproducible(registry, missing):
-    registry.run("run", registry.implementation("impl"), SAMPLES, environmentDigest=_environment(registry, **{missing: None}))
+    registry.run("run", registry.implementation("impl"), SAMPLES, environmentDigest=_environment(registry, **{missing: None}), signed=False)
     assert _level(registry, "run") == "Reported"
 
 
 def test_without_concrete_tensors_a_run_is_not_reproducible(registry):
     workload = registry.variant("workloads", "jsd-vocab128256-tokens2048-fp32", "no-tensors", lambda s: s.pop("tensors"))
-    registry.run("run", registry.implementation("impl"), SAMPLES, workloadDigest=workload)
+    registry.run("run", registry.implementation("impl"), SAMPLES, workloadDigest=workload, signed=False)
     assert _level(registry, "run") == "Reported"
 
 
@@ -152,7 +152,7 @@ def test_a_like_rerun_under_a_protocol_promising_no_checks_is_held_to_sitegens_o
 
 
 def test_an_unsigned_rerun_says_verified_needs_a_trusted_signature(registry):
-    registry.run("run", registry.implementation("impl"), SAMPLES)
+    registry.run("run", registry.implementation("impl"), SAMPLES, signed=False)
     reason = _facts(registry, "run").level_reason
     assert reason.startswith("not Verified: ") and reason.endswith("; Verified needs a valid signature by a key this registry trusts")
 

@@ -16,7 +16,9 @@ MS = 1_000_000
 
 @pytest.fixture
 def registry(tmp_path):
-    return RuleRegistry(tmp_path / "records")
+    # A source's own protocol family: its cohorts rank published runs beside Verified reruns, so each
+    # rule is tested on every kind of run it reads (reported values, quantiles, samples).
+    return RuleRegistry(tmp_path / "records", family="published_bench")
 
 
 def _cohort(registry, medians_ms: dict[str, float], half_width: float = 0.002):
@@ -85,7 +87,7 @@ def test_a_run_is_noisy_when_its_bootstrap_interval_alone_is_wider_than_5_percen
 def test_the_representative_is_the_highest_evidence_level_not_the_newest_or_fastest(registry):
     impl = registry.implementation("one")
     registry.run("verified-old-slow", impl, spread(1.10 * MS, 0.002), observed="2026-08-01T00:00:00Z", signed=True)
-    registry.run("reproducible-newer", impl, spread(1.05 * MS, 0.002), observed="2026-08-10T00:00:00Z")
+    registry.run("reproducible-newer", impl, spread(1.05 * MS, 0.002), observed="2026-08-10T00:00:00Z", signed=False)
     registry.run("reported-newest-fastest", impl, None, controlled=False, observed="2026-08-20T00:00:00Z",
                  stated={"median": 1_000_000, "p20": 999_000, "p80": 1_001_000})
     facts, _ = registry.index()
@@ -94,9 +96,11 @@ def test_the_representative_is_the_highest_evidence_level_not_the_newest_or_fast
                       "reported-newest-fastest": "Reported"}
     head = facts["verified-old-slow"]
     assert head.representative is None and head.rank_label == "1"
-    assert facts["reproducible-newer"].representative is head
     assert facts["reported-newest-fastest"].representative is head
-    assert [f.name for f in head.also] == ["reported-newest-fastest", "reproducible-newer"]
+    assert [f.name for f in head.also] == ["reported-newest-fastest"]
+    # A rerun below Verified holds no place, not even as another run of its implementation.
+    unsigned = facts["reproducible-newer"]
+    assert unsigned.representative is None and unsigned.rank is None and unsigned.reasons == ["not Verified: unsigned"]
 
 
 def test_among_runs_of_one_level_the_newest_represents(registry):
@@ -104,13 +108,13 @@ def test_among_runs_of_one_level_the_newest_represents(registry):
     registry.run("older", impl, spread(1.00 * MS, 0.002), observed="2026-08-01T00:00:00Z")
     registry.run("newer", impl, spread(1.20 * MS, 0.002), observed="2026-08-02T00:00:00Z")
     facts, _ = registry.index()
-    assert facts["older"].level == facts["newer"].level == "Reproducible"
+    assert facts["older"].level == facts["newer"].level == "Verified"
     assert facts["older"].representative is facts["newer"]
 
 
 def test_the_protocols_minimum_effect_replaces_the_1_percent(registry):
     # 10% apart with tight samples: distinct under the default 1%, tied under a stated 20%.
-    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.2))
+    registry.amend("protocols", registry.protocol, lambda spec: spec["comparability"].update(minEffect=0.2))
     runs = _cohort(registry, {"a": 1.00, "b": 1.10})
     assert (runs["a"].rank_label, runs["b"].rank_label) == ("=1", "=1")
     assert "under the 20% minimum effect" in runs["b"].rank_reason
@@ -214,7 +218,7 @@ def test_a_run_its_harness_called_noisy_is_noisy_whatever_its_samples(registry):
 def _mean_protocol(registry, min_samples):
     def change(spec):
         spec["measurement"].update(primaryStatistic="mean", minSamples=min_samples)
-    registry.amend("protocols", "sitegen-rerun-forward", change)
+    registry.amend("protocols", registry.protocol, change)
 
 
 def test_a_mean_published_with_its_stdev_gets_the_normal_approximation_interval(registry):
@@ -291,7 +295,7 @@ def test_a_run_timed_by_measurements_alone_is_ranked_by_them(registry):
 def test_boundaries_are_on_the_side_the_rule_states(registry):
     # "at least the minimum effect" separates; "over 1.5×" is noisy, exactly 1.5× is not;
     # a ratio interval reaching exactly 1 "includes 1". Values chosen to be exact in binary.
-    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.25))
+    registry.amend("protocols", registry.protocol, lambda spec: spec["comparability"].update(minEffect=0.25))
     _published(registry, "a", 0.6, 0.5, 0.75)       # p80/p20 = 1.5 exactly: not noisy
     _published(registry, "b", 0.9, 0.75, 1.0)       # ratio low end = b's p20 / a's p80 = 1: includes 1
     for name, median in (("c", 4.0), ("d", 5.0)):   # no interval; d is 25% behind c exactly
@@ -376,7 +380,7 @@ def test_exactly_5_percent_is_not_wider_than_5_percent(registry):
 
 
 def test_a_gap_of_exactly_the_minimum_effect_with_an_interval_separates(registry):
-    registry.amend("protocols", "sitegen-rerun-forward", lambda spec: spec["comparability"].update(minEffect=0.25))
+    registry.amend("protocols", registry.protocol, lambda spec: spec["comparability"].update(minEffect=0.25))
     _published(registry, "a", 1.0, 0.99, 1.01)
     _published(registry, "b", 1.25, 1.24, 1.26)
     facts, _ = registry.index()

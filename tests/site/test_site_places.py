@@ -27,6 +27,7 @@ def _plant(root, source: str, name: str, *, factor: float, implementation: dict 
     the original's, unsigned: what a forger types by hand, consistent enough to pass validation."""
     doc = json.loads((root / "runs" / f"{source}.json").read_text())
     doc["metadata"]["name"] = name
+    doc["metadata"]["title"] = "a forged rerun"
     doc["metadata"].pop("signature", None)
     timing = doc["spec"]["timing"]
     timing["samplesNs"] = [round(s * factor) for s in timing["samplesNs"]]
@@ -158,3 +159,22 @@ def test_a_gpu_page_says_which_reruns_it_holds_and_when_they_were_measured(regis
     assert (f'reruns: Jensen-Shannon divergence loss</dt><dd><a href="../../operations/{OPERATION}/nvidia-h200/index.html">'
             "4 controlled reruns, 3 Verified or Replicated, measured 2026-08-20 to 2026-08-22</a>") in h200
     assert "<dt>reruns:" not in (out / "gpus" / "nvidia-b200" / "index.html").read_text()
+
+
+def test_the_compare_app_gives_no_verdict_on_a_run_that_holds_no_place(registry_copy, tmp_path, browser):
+    import headless
+
+    _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    out, _ = _build(registry_copy, tmp_path)
+    assert json.loads((out / "compare" / "index.json").read_text())["no_place"] == {
+        FORGED: "not Verified: unsigned", "sitegen-h200-tokens2048-dry-2026-08-19": "dry run (CPU rehearsal)"}
+    with headless.served(out) as url:
+        page = browser.new_page()
+        page.goto(url + f"compare/index.html?a={FORGED}&b={SITEGEN}")
+        verdict = page.locator("#compare-verdict")
+        verdict.filter(has_text="verdict").wait_for(timeout=20_000)
+        # Four times faster by its samples, and still not called faster: its speed is unproven.
+        assert verdict.inner_text() == (
+            "No verdict: a forged rerun holds no place in its comparison group (not Verified: unsigned). "
+            "Only runs that hold a place in the group are compared, as in its ranks.")
+        page.close()

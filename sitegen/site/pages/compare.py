@@ -33,6 +33,7 @@ from sitegen.site.facts.ranking import PUBLISHED, ratio_interval, separation
 from sitegen.site.facts.uncertainty import REPLICATES
 
 APP_PATH = "compare/index.html"
+NO_PLACE = "Only runs that hold a place in the group are compared, as in its ranks."
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,10 @@ def verdict(a: RunFacts, b: RunFacts) -> str:
     if not (a.cohort and a.cohort == b.cohort):
         return ("Not a ranking: the two runs are not in one comparison group (the GPU, pass, workload, protocol "
                 "family or metric differs), so the ratio is shown but neither is called faster.")
+    unplaced = [f"{name} holds no place in its comparison group ({'; '.join(f.reasons)})"
+                for name, f in ((a_name, a), (b_name, b)) if f.reasons]
+    if unplaced:
+        return f"No verdict: {'; '.join(unplaced)}. {NO_PLACE}"
     noisy = [f"{name} is noisy ({f.noisy})" for name, f in ((a_name, a), (b_name, b)) if f.noisy]
     if noisy:
         return f"No verdict: {'; '.join(noisy)}. A noisy run holds no strict rank, so neither is called faster."
@@ -273,14 +278,20 @@ class CompareApp:
     title: str
     pattern: str
     """The run-name pattern compare.js accepts from the URL (anything else is not fetched)."""
+    no_place: dict[str, str]
+    """Run name → why it holds no place, for every run of a comparison group that is out of its ranking
+    (failed, flagged, a dry run, a rerun not Verified): what a run's own JSON twin cannot tell the
+    browser, since whether a signature is trusted is the registry's to say. compare.js reads it from
+    this page's JSON twin and gives no verdict on such a pair, as the pages do."""
     replicates: int = REPLICATES
 
 
-def compare_app() -> CompareApp:
+def compare_app(index: Index) -> CompareApp:
     # The names the registry admits (sitegen.model.common.Name): no "/" and no "..", so a name
     # from the URL can only ever name a run's folder.
     pattern = next(m.pattern for m in Name.__metadata__ if getattr(m, "pattern", None))
-    return CompareApp(APP_PATH, "Compare two runs", pattern)
+    no_place = {f.name: "; ".join(f.reasons) for f in index.runs if f.cohort and f.reasons}
+    return CompareApp(APP_PATH, "Compare two runs", pattern, dict(sorted(no_place.items())))
 
 
 def record_link(facts: RunFacts, index: Index) -> Link:
