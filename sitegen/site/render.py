@@ -50,6 +50,11 @@ def static_files() -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in STATIC}
 
 
+def runs_count(count: int) -> str:
+    """``1 run``, ``2 runs``: a count of runs as a page writes it."""
+    return f"{count:,} run" if count == 1 else f"{count:,} runs"
+
+
 class Renderer:
     """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
 
@@ -65,6 +70,7 @@ class Renderer:
         # Run tables look their rows' runs up by page path, to give each metric a column
         # in one unit (sitegen.site.pages.value_columns); the row models carry display text only.
         self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
+        self.env.filters["runs"] = runs_count
 
     def render(self, template: str, page, **extra) -> bytes:
         """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""

@@ -170,3 +170,18 @@ def test_names_without_ascii_letters_get_a_page_each(registry_copy, tmp_path):
     again = tmp_path / "again"
     build_site(registry_copy, again)
     assert _gpu_pages(again) == pages
+
+
+def test_a_single_run_is_counted_as_one_run(registry_copy, tmp_path):
+    """"1 runs" stood on 241 bundled pages (an operation's lead, a listing's caption)."""
+    import re
+
+    from sitegen.site.build import build_site
+
+    (registry_copy / "runs" / "liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json").unlink()
+    relock(registry_copy)
+    out = tmp_path / "site"
+    build_site(registry_copy, out)
+    said = {p.relative_to(out).as_posix(): re.findall(r"\b1 runs?\b", p.read_text(encoding="utf-8")) for p in out.rglob("*.html")}
+    assert "1 run" in said["implementations/torch/index.html"], said["implementations/torch/index.html"]
+    assert [path for path, counts in said.items() if "1 runs" in counts] == []
