@@ -86,7 +86,13 @@ def validate(paths: tuple[Path, ...], as_json: bool) -> None:
     """
     from sitegen.loader import load_paths
 
-    records, problems = load_paths(list(paths) or [Path("records")])
+    paths = tuple(paths) or (Path("records"),)
+    records, problems = load_paths(list(paths))
+    if not records and not problems:
+        # "0 document(s) valid" and exit 0 read as a pass where a wrong or empty folder was named.
+        from sitegen.problems import Problem
+
+        problems = [Problem(str(path), "$", "no manifest documents (*.json) found") for path in paths]
     report(problems, as_json=as_json, extra={"documents": len(records)})
     if problems:
         sys.exit(1)

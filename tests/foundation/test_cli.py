@@ -136,6 +136,15 @@ def test_validate_defaults_to_records(tmp_path, monkeypatch):
     assert [line.split(":")[0] for line in problem_lines(result)] == ["records/bad.json"]
 
 
+def test_validate_of_an_empty_folder_is_one_problem_and_exit_1(tmp_path):
+    """It said "0 document(s) valid." and exited 0: a wrong or empty folder read as a pass."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli("validate", empty)
+    assert_clean_failure(result)
+    assert problem_lines(result) == [f"{empty}: $: no manifest documents (*.json) found"]
+
+
 def test_validate_skips_hidden_folders(tmp_path):
     shutil.copy(SEED, tmp_path / "seed.json")
     (tmp_path / ".git").mkdir()
