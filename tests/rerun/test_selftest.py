@@ -90,6 +90,14 @@ def test_each_cheat_of_the_guards_is_refused_by_the_check_named_for_it(report):
     assert "time.perf_counter_ns" in resealed and "sitegen.rerun.checks.guards state" in resealed, resealed
 
 
+def test_the_intruders_beside_torch_cannot_reach_its_evidence(report):
+    data, log = report
+    assert set(data["isolation"]) == {"result-rewriter", "saboteur"}
+    for name, seen in data["isolation"].items():
+        assert not seen["reached"], (name, seen)
+        assert f"  {name} (beside torch): kept from torch's evidence by process isolation (torch beside it: median " in log
+
+
 def test_the_self_test_holds_integrity_results_against_a_cheat(report):
     data, _ = report
     # Honest in the gate, so only an integrity check can have rejected these.

@@ -1,6 +1,10 @@
 """Outside implementations of JSD that compute honestly and attack the evidence of whatever is
 measured beside them (issue 43 item 2), each through the measuring process's own objects, as code
-that has read sitegen's worker would. tests/rerun/test_isolation.py measures each with torch."""
+that has read sitegen's worker would. The self-test (run.isolation) and tests/rerun/test_isolation.py
+measure each beside torch: in processes of its own, neither reaches torch's evidence.
+
+They run only where SELFTEST_ENV is set (the self-test sets it for its own measuring processes):
+named with --impl, they are reported unavailable, never measured as sitegen's code."""
 
 from __future__ import annotations
 
@@ -13,6 +17,16 @@ from sitegen.operations.base import Implementation
 # A time no honest call of the interpreter's tiny workloads comes near: 7 s.
 FORGED_NS = 7_000_000_007
 SLOWDOWN_S = 0.05
+SELFTEST_ENV = "SITEGEN_SELFTEST_INTRUDERS"
+
+
+class _Intruder(Implementation):
+    operation = "jsd"
+
+    def available(self) -> str | None:
+        if os.environ.get(SELFTEST_ENV) != "1":
+            return "a planted cheat of sitegen rerun --self-test; it runs only there"
+        return None
 
 
 def worker_locals() -> dict | None:
@@ -42,7 +56,7 @@ class _Forging(dict):
         super().__setitem__(key, value)
 
 
-class ResultRewriter(Implementation):
+class ResultRewriter(_Intruder):
     """Swaps the process's timings table for one that forges torch's samples."""
 
     operation = "jsd"
@@ -55,7 +69,7 @@ class ResultRewriter(Implementation):
         return honest_module()
 
 
-class Saboteur(Implementation):
+class Saboteur(_Intruder):
     """On its first call (the gate, after every implementation was built) wraps the module the
     process times torch through in one that sleeps first."""
 
@@ -85,15 +99,3 @@ class Saboteur(Implementation):
 
         return Module()
 
-
-class Resealer(Implementation):
-    """Honest through the gate and warm-up, then halves the clocks and rewrites the guard's
-    snapshot and seal to agree (sitegen.rerun.selftest.cheats.ResealedSnapshot)."""
-
-    operation = "jsd"
-    needs = ("torch", "triton")
-
-    def build(self, *, dynamic=False):
-        from sitegen.rerun.selftest.cheats import ResealedSnapshot
-
-        return ResealedSnapshot()

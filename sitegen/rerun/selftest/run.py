@@ -162,9 +162,50 @@ def run_selftest(*, interpret: bool) -> dict:
             "roofline_slack": integrity.ROOFLINE_SLACK}
 
 
+def isolation(*, interpret: bool) -> dict[str, dict]:
+    """The intruders (selftest/intruders.py) each measured beside torch as a rerun measures them,
+    in processes of their own: {intruder: {"reached": whether torch's evidence shows it, "by"}}.
+    Run from a process with no CUDA context (the workers refuse a GPU another process holds)."""
+    import os
+    from pathlib import Path
+
+    from sitegen import operations
+    from sitegen.problems import InputError
+    from sitegen.rerun.plan import plugins
+    from sitegen.rerun.selftest import intruders
+    from sitegen.rerun.sweep import Options, measure
+
+    op = operations.load("jsd")
+    w = op.workload("fp32", tokens=8, vocab=64) if interpret else op.workload("fp32", tokens=1024, vocab=128256)
+    proto = protocol.protocol_document(op, version=None, commit=None, repository=None, interpret=interpret, processes=1)
+    key = Case(w, "forward", "torch").key
+    os.environ[intruders.SELFTEST_ENV] = "1"  # for the measuring processes this one starts
+    out = {}
+    try:
+        for name, cls in (("result-rewriter", "ResultRewriter"), ("saboteur", "Saboteur")):
+            refs = [plugins.describe(cls, f"sitegen.rerun.selftest.intruders:{cls}"), plugins.describe("torch", op.peers["torch"])]
+            try:
+                own, _ = measure(Options(op=op, loads=[w], passes=("forward",), impls=refs, out=None, records=Path("."),
+                                         interpret=interpret, processes=1, quiet=True), proto)
+            except InputError as exc:
+                out[name] = {"reached": True, "by": f"could not measure: {exc.problems[0].message}"}
+                continue
+            samples = own["torch"][0]["timings"].get(key, {}).get("samplesNs") or []
+            median = statistics.median(samples) if samples else None
+            if name == "result-rewriter":
+                reached = not samples or intruders.FORGED_NS in samples
+            else:
+                reached = median is None or median >= intruders.SLOWDOWN_S * 1e9 / 2
+            out[name] = {"reached": reached, "by": f"torch beside it: median {median} ns of {len(samples)} samples"}
+    finally:
+        os.environ.pop(intruders.SELFTEST_ENV, None)
+    return out
+
+
 def run_apart(*, interpret: bool) -> dict:
-    """run_selftest in a process of its own: the cheats patch the process they run in, and the
-    guard, once closed, cannot be reopened in it."""
+    """run_selftest in a process of its own (the cheats patch the process they run in, and the
+    guard, once closed, cannot be reopened in it); then, once it has ended, the intruders beside
+    torch (isolation)."""
     import json
     import subprocess
     import sys
@@ -173,7 +214,15 @@ def run_apart(*, interpret: bool) -> dict:
                           stdout=subprocess.PIPE, text=True)
     if done.returncode != 0 or not done.stdout.strip():
         return {"ok": False, "lines": [f"self-test process exited with code {done.returncode}"], "verdicts": {}}
-    return json.loads(done.stdout)
+    report = json.loads(done.stdout)
+    report["isolation"] = isolation(interpret=interpret)
+    report["lines"].pop()  # "self-test passed/FAILED", said again below with the isolation's part
+    for name, seen in report["isolation"].items():
+        verdict = "REACHED torch's evidence" if seen["reached"] else "kept from torch's evidence by process isolation"
+        report["lines"].append(f"  {name} (beside torch): {verdict} ({seen['by']})")
+    report["ok"] = report["ok"] and not any(seen["reached"] for seen in report["isolation"].values())
+    report["lines"].append("self-test " + ("passed" if report["ok"] else "FAILED"))
+    return report
 
 
 if __name__ == "__main__":
