@@ -208,3 +208,22 @@ def test_a_path_too_long_for_any_file_system_is_too_long_not_forbidden(registry_
         stderr = _stderr_after_stop(process, lines)
     assert "Traceback" not in stderr, stderr
 
+
+
+def test_a_busy_port_is_said_at_once_and_nothing_is_built(registry_copy, tmp_path):
+    """It built the whole site (minutes on the bundled registry) before saying the port was taken."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from sitegen.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = tmp_path / "site"
+        result = CliRunner().invoke(main, ["serve", "--records", str(registry_copy), "--out", str(out), "--port", str(port)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[0] == f"127.0.0.1:{port}: $: cannot listen: Address already in use"
+    assert not out.exists()

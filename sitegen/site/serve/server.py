@@ -193,11 +193,22 @@ def watched_paths(records: Path) -> list[Path]:
     return [records, templates]
 
 
+def _listen(server, port: int, step: Callable[[], None]) -> None:
+    """Bind or listen; a refusal (a busy port) is one problem line, with the socket closed."""
+    from sitegen.problems import InputError, Problem
+
+    try:
+        step()
+    except OSError as exc:
+        server.server_close()
+        raise InputError([Problem(f"127.0.0.1:{port}", "$", f"cannot listen: {exc.strerror or exc}")]) from None
+
+
 def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], echo=click.echo) -> None:
     """Serve ``out`` on 127.0.0.1:``port`` (0: any free port), running ``build`` now and on every change."""
     from watchfiles import watch
 
-    from sitegen.problems import InputError, Problem
+    from sitegen.problems import InputError
 
     state = State()
     hide = private_paths(records, out)
@@ -221,16 +232,14 @@ def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], ech
         state.built()
         echo(f"{reason}: rebuilt", err=True)
 
-    rebuild("start")
-    out.mkdir(parents=True, exist_ok=True)
+    # The port is taken before the first build and listened on after it: a busy port is said at
+    # once, not after minutes of building the site.
     server = Server(("127.0.0.1", port), Handler, bind_and_activate=False)
     server.RequestHandlerClass = type("BoundHandler", (Handler,), {"state": state, "site": str(out.absolute())})
-    try:
-        server.server_bind()
-        server.server_activate()
-    except OSError as exc:
-        server.server_close()
-        raise InputError([Problem(f"127.0.0.1:{port}", "$", f"cannot listen: {exc.strerror or exc}")]) from None
+    _listen(server, port, server.server_bind)
+    rebuild("start")
+    out.mkdir(parents=True, exist_ok=True)
+    _listen(server, port, server.server_activate)
     server.RequestHandlerClass.port = server.server_address[1]
     stop = threading.Event()
 
