@@ -99,7 +99,8 @@ def cohort_table(rows: list[dict]) -> list[str]:
                    "[default: records; --interpret: a new scratch folder, named on stderr].")
 @click.option("--interpret", is_flag=True, help="Dry run on the CPU under Triton's interpreter at tiny sizes (never Verified).")
 @click.option("--processes", type=click.IntRange(1, 16), default=PROCESSES, show_default=True,
-              help="Processes the measurement is repeated in (--like: as the record's protocol says).")
+              help="Processes the measurement is repeated in, for each implementation apart (--like: as the record's "
+                   "protocol says).")
 @click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit (writes nothing).")
 @click.option("--quiet", is_flag=True, help="No progress display and no per-case log lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
