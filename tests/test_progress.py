@@ -69,6 +69,25 @@ def test_build_into_a_pipe_prints_only_its_summary(tmp_path):
     assert result.stderr.startswith("built ") and "\x1b[" not in result.stderr
 
 
+def test_a_long_build_into_a_pipe_prints_a_line_per_stage(tmp_path, monkeypatch):
+    """A build into a pipe (CI, a log file) printed nothing for minutes; past BUILD_LINES_AFTER_S it
+    writes a plain line as each stage starts, before its summary, and none with --quiet."""
+    import sitegen.site.commands as commands
+
+    monkeypatch.setattr(commands, "BUILD_LINES_AFTER_S", 0.0)
+    result = CliRunner().invoke(main, ["build", "--records", str(SMALL), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    *stages, summary = result.stderr.splitlines()
+    assert summary.startswith("built ") and "\x1b[" not in result.stderr
+    assert all(re.fullmatch(r"\[\d+:\d\d:\d\d\] [a-z][^\[]*", line) for line in stages), stages
+    named = [re.sub(r"^\[[^]]*\] | \([\d,]+\)$", "", line) for line in stages]
+    for stage in ("checking for changes", "loading and checking records", "indexing", "record pages", "search index"):
+        assert stage in named, named
+    assert re.search(r"\] record pages \(8\)$", "\n".join(stages), re.M), stages
+    quiet = CliRunner().invoke(main, ["build", "--quiet", "--records", str(SMALL), "--out", str(tmp_path / "quiet")])
+    assert quiet.exit_code == 0 and quiet.stderr.splitlines()[:1] == [quiet.stderr.strip()]
+
+
 RERUN = ["rerun", "--interpret", "--tokens", "4", "--vocab", "64", "--dtype", "fp32", "--pass", "forward",
          "--impl", "torch", "--processes", "2", "--json"]
 

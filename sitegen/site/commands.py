@@ -30,6 +30,9 @@ class AttestKind(click.Choice):
 
 # Quicker builds finish before a display would be worth drawing.
 BUILD_PROGRESS_AFTER_S = 2.0
+# Into a pipe or a file, a line per stage once a build has run this long: a quick build (and
+# its one-line problems) stays as terse as before, a long one says what it is doing.
+BUILD_LINES_AFTER_S = 10.0
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_HELP)
@@ -76,7 +79,8 @@ def build(records: Path, out: Path, base_url: str | None, exclude_dry_runs: bool
     if unlocked:
         warn_unlocked(records)
     started = time.perf_counter()
-    with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S) as progress:
+    with Progress(enabled=wanted(quiet), delay_s=BUILD_PROGRESS_AFTER_S, lines=not quiet,
+                  lines_after_s=BUILD_LINES_AFTER_S) as progress:
         progress.stage("checking for changes")
         checked = check(records, out, base_url=base_url, exclude_dry_runs=exclude_dry_runs, search=search,
                         unlocked=unlocked, full=full, trust=trust, explain=list(explain))
