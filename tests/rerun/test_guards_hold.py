@@ -135,3 +135,17 @@ def test_a_resealed_snapshot_is_refused_in_a_measuring_process(tmp_path):
     assert row["status"] == "failed", row
     reason = run["spec"]["statusReason"]
     assert "refused by clock_intact" in reason and "time.perf_counter_ns" in reason, reason
+
+
+def test_a_kept_method_s_code_swapped_in_place_is_seen_and_put_back():
+    import secrets
+
+    func = secrets.randbits.__func__  # SystemRandom.getrandbits, bound to secrets' generator
+    code = func.__code__
+    func.__code__ = (lambda self, k: 0).__code__
+    try:
+        assert "secrets.randbits" in guards.changed()
+        guards.restore()
+        assert func.__code__ is code and guards.changed() == []
+    finally:
+        func.__code__ = code

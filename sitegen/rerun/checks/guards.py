@@ -131,6 +131,7 @@ def _judges() -> list[tuple[object, str, str]]:
 def _fn_state(value) -> tuple | None:
     """What a kept function runs and is called with: its code object, defaults and keyword
     defaults (each can be swapped without replacing the function)."""
+    value = getattr(value, "__func__", value)  # a bound method (secrets.randbits): its function's
     code = getattr(value, "__code__", None)
     if code is None:
         return None
@@ -282,8 +283,9 @@ def restore(kept=_SNAPSHOT, private=_private, _raw=_raw, _same_state=_same_state
         if _raw(owner, attr) is not value:
             setattr(owner, attr, value)
         if not _same_state(value, state):
-            value.__code__, value.__defaults__ = state[0], state[1]
-            value.__kwdefaults__ = dict(state[2]) or None
+            func = getattr(value, "__func__", value)
+            func.__code__, func.__defaults__ = state[0], state[1]
+            func.__kwdefaults__ = dict(state[2]) or None
     if private and (len(kept) != len(private) or any(a is not b for a, b in zip(kept, private))):
         kept[:] = private
 
