@@ -128,3 +128,28 @@ def test_a_long_sitemap_becomes_an_index_of_sitemaps_listing_every_page_once(tmp
         assert len(list(urls.iter(f"{ns}url"))) <= 4
     pages = {BASE + p.relative_to(site).as_posix().removesuffix("index.html") for p in site.rglob("*.html")}
     assert sorted(locs) == sorted(pages)
+
+
+def test_the_about_page_names_every_source_the_registry_imports(tmp_path):
+    """The bundled About page said only Liger-Kernel while 8,486 runs come from KernelBench: it links
+    each source of records/sources/ by its name and address, as the built page shows it."""
+    import re
+    import shutil
+    import tomllib
+    from pathlib import Path
+
+    from conftest import FIXTURE, relock
+    from sitegen.site.build import build_site
+
+    bundled = Path(__file__).resolve().parents[2] / "records"
+    root = tmp_path / "records"
+    shutil.copytree(FIXTURE, root)
+    (root / "pages").mkdir(exist_ok=True)
+    shutil.copy(bundled / "pages" / "about.md", root / "pages" / "about.md")
+    relock(root)
+    build_site(root, tmp_path / "site")
+    about = (tmp_path / "site" / "pages" / "about" / "index.html").read_text(encoding="utf-8")
+    sources = [tomllib.loads(p.read_text(encoding="utf-8")) for p in sorted((bundled / "sources").glob("*.toml"))]
+    assert len(sources) >= 2
+    for source in sources:
+        assert re.search(rf'<a href="{re.escape(source["url"])}"[^>]*>{re.escape(source["name"])}</a>', about), source["name"]
