@@ -10,6 +10,7 @@ import hashlib
 from importlib import resources
 
 from jinja2 import DictLoader, Environment, StrictUndefined
+from markupsafe import Markup, escape
 
 from sitegen.site.pages.value_columns import value_columns
 
@@ -55,6 +56,12 @@ def runs_count(count: int) -> str:
     return f"{count:,} run" if count == 1 else f"{count:,} runs"
 
 
+def break_after_underscores(text: str) -> Markup:
+    """``text`` escaped, with a line-break opportunity after each underscore of a check name
+    (``repeated_<wbr>input``), so a narrow cell breaks there and never inside a word."""
+    return Markup(str(escape(text)).replace("_", "_<wbr>"))
+
+
 class Renderer:
     """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
 
@@ -71,6 +78,7 @@ class Renderer:
         # in one unit (sitegen.site.pages.value_columns); the row models carry display text only.
         self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
         self.env.filters["runs"] = runs_count
+        self.env.filters["break_after_underscores"] = break_after_underscores
 
     def render(self, template: str, page, **extra) -> bytes:
         """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""

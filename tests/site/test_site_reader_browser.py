@@ -176,3 +176,25 @@ def test_the_first_chart_of_each_jsd_gpu_page_is_a_full_pass_chart(browser, serv
         if captions.count():
             assert "· full ·" in captions.first.inner_text(), (path, captions.first.inner_text())
     page.close()
+
+
+# Each rendered "torch.compile" that spans two lines (a break inside the word).
+SPLIT_WORDS = """() => { const out = []; const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) { const node = walker.currentNode; const found = /torch\\.compile/g; let m;
+    while ((m = found.exec(node.textContent))) { const range = document.createRange(); range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      if ([...range.getClientRects()].filter(r => r.width > 0).length > 1) out.push(node.parentElement.textContent.trim().slice(0, 80)); } }
+  return out; }"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_torch_compile_never_breaks_inside_the_word(browser, served, bundled, width):
+    """The RMSNorm H200 page's run table broke "torch.c/ompile" in its rank column at 1280 px, which
+    let any word break; check names such as repeated_input still break after their underscore."""
+    path = "operations/rms-norm/nvidia-h200/index.html"
+    assert "torch.compile" in (bundled / path).read_text(encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(served + path, wait_until="load")
+    split, layout = page.evaluate(SPLIT_WORDS), page.evaluate(LAYOUT)
+    page.close()
+    assert split == [], split[:3]
+    assert layout["scroll"] <= layout["width"] and layout["clipped"] == [], layout
