@@ -185,3 +185,17 @@ def test_a_single_run_is_counted_as_one_run(registry_copy, tmp_path):
     said = {p.relative_to(out).as_posix(): re.findall(r"\b1 runs?\b", p.read_text(encoding="utf-8")) for p in out.rglob("*.html")}
     assert "1 run" in said["implementations/torch/index.html"], said["implementations/torch/index.html"]
     assert [path for path, counts in said.items() if "1 runs" in counts] == []
+
+
+def test_a_gpu_pages_csv_link_says_it_is_the_operations(site):
+    """The B200 page's "download every run as CSV" gave the whole operation's runs, the H200's too."""
+    import csv
+
+    page = parse(site, B200_PAGE)
+    [link] = [a for a in page.find_all("a") if a.get("download") is not None and a.get("href", "").endswith(".csv")
+              and "every run" in _text(a)]
+    target, _ = resolve(page.path, link.get("href"))
+    rows = list(csv.DictReader((site / target).read_text(encoding="utf-8").splitlines()))
+    gpus = {value for row in rows for key, value in row.items() if key == "gpu"}
+    assert len(gpus) > 1, gpus  # the file holds other GPUs' runs: the link must say so
+    assert _text(link).endswith("on every GPU, as CSV"), _text(link)
