@@ -178,3 +178,23 @@ def test_the_compare_app_gives_no_verdict_on_a_run_that_holds_no_place(registry_
             "No verdict: a forged rerun holds no place in its comparison group (not Verified: unsigned). "
             "Only runs that hold a place in the group are compared, as in its ranks.")
         page.close()
+
+
+def test_a_rebuild_after_a_flagged_runs_signature_stops_counting_drops_its_set_aside_note(registry_copy, tmp_path):
+    # A run flagged only for a slowed GPU, faster than the leader, undercuts it while its signature is
+    # trusted; re-signed by a stranger it counts for nothing. Its level (Reproducible) is the same
+    # both times: the next build must not take the cohort's ranking from the build state.
+    from conftest import edit_run
+
+    edit_run(registry_copy, LIGER, lambda s: s["evidence"]["integrity"].append(
+        {"name": "throttle", "passed": False, "detail": "SM clocks seen [1560, 1965] MHz of 1980 max"}))
+    edit_run(registry_copy, LIGER, lambda s: s["timing"].update(
+        samplesNs=[v // 4 for v in s["timing"]["samplesNs"]],
+        latencyNs={k: v for k, v in summary([v // 4 for v in s["timing"]["samplesNs"]]).items() if k in s["timing"]["latencyNs"]}))
+    _, runs = _build(registry_copy, tmp_path)
+    assert runs[SITEGEN]["rankLabel"] == "1 · faster but set aside: Liger (flagged: throttle)"
+    stranger = tmp_path / "stranger"
+    keygen(stranger, "not trusted")
+    sign_registry(registry_copy, stranger, (LIGER,))
+    _, runs = _build(registry_copy, tmp_path)
+    assert runs[SITEGEN]["rankLabel"] == "1"

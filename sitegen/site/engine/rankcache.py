@@ -3,9 +3,10 @@
 Ranking every cohort (bootstrap intervals, representatives, neighbour tests) took 1.4 s
 of the 4.8 s that indexing a 60,000-run registry took after a one-run edit.
 ranking.rank_cohort reads, of each member, its run document, the protocol and the
-implementation that document references by digest, its name (order and ties) and its
-evidence level; the members come in the order build_index sorted them. So a ranking is
-named by a key over sitegen's code and each member's (digest, name, level), in order:
+implementation that document references by digest, its name (order and ties), its
+evidence level and the reasons it holds no place; the members come in the order build_index
+sorted them. So a ranking is named by a key over sitegen's code and each member's (digest,
+name, level, reasons), in order:
 the same key, the same ranks, intervals and reasons.
 
 What a ranking sets on its members is kept by key in the build state's rankings
@@ -27,7 +28,10 @@ from sitegen.site.facts.runfacts import Interval
 def cohort_key(members) -> str:
     made = hashlib.sha256(code_version().encode())
     for f in members:
-        made.update(f"\0{f.digest}\0{f.name}\0{f.level}".encode())
+        # The reasons too: whether a run holds a place, and may count as set aside, follows from
+        # them, and they change with the trust list where the level does not (a flagged rerun whose
+        # key stops being trusted stays Reproducible).
+        made.update(f"\0{f.digest}\0{f.name}\0{f.level}\0{chr(1).join(f.reasons)}".encode())
     return made.hexdigest()
 
 
