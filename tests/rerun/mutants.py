@@ -22,6 +22,7 @@ RERUN_TESTS = ["tests/rerun/test_checks.py", "tests/rerun/test_evidence.py", "te
                "tests/rerun/test_selftest.py"]
 SITE_TESTS = ["tests/site/test_site_ranks_trust.py", "tests/site/test_site_ranking.py"]
 UNTRUSTED_TESTS = ["tests/rerun/test_untrusted.py"]
+HOLD_TESTS = ["tests/rerun/test_guards_hold.py"]
 
 # name, file, text as it is, text of the mutant, tests that must catch it
 MUTANTS = [
@@ -79,10 +80,23 @@ MUTANTS = [
     ("the judges left out of the guard's snapshot", "sitegen/rerun/checks/guards.py",
      "    return out + _judges()\n", "    return out\n", UNTRUSTED_TESTS),
     ("the guard's own state not sealed", "sitegen/rerun/checks/guards.py",
-     "if seal and seal[0] != _contents():", "if False:", UNTRUSTED_TESTS),
+     "if moved or (seal and seal[0] != _contents()):", "if moved:", UNTRUSTED_TESTS),
     ("the guard iterates whatever _SNAPSHOT is now", "sitegen/rerun/checks/guards.py",
-     "    for owner, attr, label, value, code in kept:", "    for owner, attr, label, value, code in _SNAPSHOT:",
-     UNTRUSTED_TESTS),
+     "    for owner, attr, label, value, state in private or kept:",
+     "    for owner, attr, label, value, state in _SNAPSHOT:", UNTRUSTED_TESTS),
+    # Issue 43: guards that cannot be talked out of it.
+    ("a closed guard resealed", "sitegen/rerun/checks/guards.py",
+     "    if closed:\n        return", "    if False:\n        return", HOLD_TESTS),
+    ("a window's check called through the name it protects", "sitegen/rerun/checks/guards.py",
+     "        labels = _changed()\n        if labels:\n            _restore()\n            self.violations",
+     "        labels = changed()\n        if labels:\n            _restore()\n            self.violations", HOLD_TESTS),
+    ("code compiled under torch's name trusted to start its threads", "sitegen/rerun/checks/guards.py",
+     "return name.startswith(_LIBRARY_DIRS) and _genuine(frame.f_code)", "return name.startswith(_LIBRARY_DIRS)",
+     HOLD_TESTS),
+    ("the gate compares through torch's norm as it is now", "sitegen/rerun/checks/gate.py",
+     "err_sq += float(_norm(diff)) ** 2", "err_sq += float(torch.linalg.vector_norm(diff)) ** 2", HOLD_TESTS),
+    ("the timed check picks through the generator as it is now", "sitegen/rerun/checks/timedcheck.py",
+     "_uniform() < CHECK_SHARE", "__import__('random').SystemRandom().random() < CHECK_SHARE", HOLD_TESTS),
     ("a thread's own library flag trusted", "sitegen/rerun/checks/guards.py",
      "    return t in _LIBRARY", '    return t in _LIBRARY or getattr(t, "_sitegen_library", False) is True',
      UNTRUSTED_TESTS),
