@@ -53,8 +53,11 @@ def _axes(ctx, param, values):
     return out
 
 
-def cohort_table(rows: list[dict]) -> list[str]:
-    """Lines of 'axes dtype pass: impl median ms (rank) …', ranks dense by median within a cohort."""
+def cohort_table(rows: list[dict], *, dry_run: bool = False) -> list[str]:
+    """Lines of 'axes dtype pass: impl median ms (rank) …', ranks dense by median within a cohort.
+
+    A dry run (a CPU rehearsal) is never ranked, on the site or here: its lines list the medians
+    fastest first, with no rank, and say so."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((tuple(r["axes"].items()), r["dtype"], r["pass"]), []).append(r)
@@ -66,10 +69,10 @@ def cohort_table(rows: list[dict]) -> list[str]:
             if r["medianNs"] != last:
                 rank, last = rank + 1, r["medianNs"]
             ranks[r["impl"]] = rank
-        cells = [f"{r['impl']} {r['medianNs'] / 1e6:.4f} ms (#{ranks[r['impl']]})" for r in timed]
+        cells = [f"{r['impl']} {r['medianNs'] / 1e6:.4f} ms" + ("" if dry_run else f" (#{ranks[r['impl']]})") for r in timed]
         cells += [f"{r['impl']} {r['status']}" for r in members if r["medianNs"] is None]
         label = " ".join(f"{name} {value}" for name, value in axes)
-        lines.append(f"{label} {dtype} {timed_pass}: " + " | ".join(cells))
+        lines.append(f"{label} {dtype} {timed_pass}: " + " | ".join(cells) + (" (dry run: not ranked)" if dry_run else ""))
     return lines
 
 
@@ -208,7 +211,7 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
                               records=records, interpret=interpret, processes=processes, like=like_plan,
                               verdict=verdict, progress=progress, quiet=quiet, key=key))
     summary["leftOut"] = left_out
-    for line in cohort_table(summary["runs"]):
+    for line in cohort_table(summary["runs"], dry_run=interpret):
         click.echo(line, err=True)
     for impl, reason in sorted(summary["unavailable"].items()):
         click.echo(f"{impl}: not available ({reason})", err=True)

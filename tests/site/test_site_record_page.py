@@ -195,3 +195,18 @@ def test_no_page_or_doc_says_to_install_sitegen_from_pypi(site):
     texts += [root / "README.md", *(root / "docs").glob("*.md"), *(root / "templates").glob("*.html")]
     said = sorted(str(p) for p in texts if PYPI_INSTALL.search(p.read_text(encoding="utf-8", errors="replace")))
     assert said == []
+
+
+def test_a_check_a_dry_run_could_not_make_reads_not_checked_never_failed(registry_copy, tmp_path):
+    """`sitegen rerun --interpret` records NVML's checks as not passed, "not checked: NVML unavailable";
+    the page said "Throttling: failed — not checked", as if the GPU had been found throttling."""
+    from conftest import edit_run
+    from sitegen.site.build import build_site
+
+    dry = "sitegen-h200-tokens2048-dry-2026-08-19"
+    edit_run(registry_copy, dry, lambda spec: spec["evidence"]["integrity"].append(
+        {"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"}))
+    build_site(registry_copy, tmp_path / "site")
+    page = parse(tmp_path / "site", f"runs/{dry}/index.html").text()
+    assert "not checked — NVML unavailable" in page
+    assert "failed — not checked" not in page

@@ -149,14 +149,21 @@ def environment(facts: RunFacts) -> list[Row]:
     return rows
 
 
+def _check_text(check) -> str:
+    """``passed``, ``failed — why``, or ``not checked — why``: a check the machine could not make
+    (NVML on a CPU rehearsal) is recorded as not passed, but it found nothing wrong."""
+    detail = check.detail or ""
+    if not check.passed and detail.startswith("not checked"):
+        reason = detail.removeprefix("not checked").lstrip(":— ").strip()
+        return "not checked" + (f" — {reason}" if reason else "")
+    return ("passed" if check.passed else "failed") + (f" — {detail}" if detail else "")
+
+
 def integrity(facts: RunFacts) -> list[Row]:
     evidence = facts.run.spec.evidence
     if evidence is None:
         return []
-    rows = [
-        Row(F.label(check.name), ("passed" if check.passed else "failed") + (f" — {check.detail}" if check.detail else ""))
-        for check in evidence.integrity or []
-    ]
+    rows = [Row(F.label(check.name), _check_text(check)) for check in evidence.integrity or []]
     if evidence.dryRun:
         rows.append(Row("Dry run", "yes: a CPU rehearsal, never Verified"))
     for label, state in (("GPU before", evidence.gpuBefore), ("GPU after", evidence.gpuAfter)):
