@@ -7,18 +7,18 @@
 #   bash benchmarks/isolation_ab.sh BEFORE AFTER            on the GPU machine, repository root
 #   bash benchmarks/isolation_ab.sh --pack BEFORE AFTER     here, where git is, if the GPU copy has no .git
 #
-# --pack writes .ab/BEFORE.tar and .ab/AFTER.tar (sitegen, kernels, templates, pyproject.toml,
-# README.md at each commit; carry=[".ab", ".whl"]); without it, the commits are read with git
-# archive. The wheels the image lacks come from .whl/ as in benchmarks/gpu_sweep.sh. ROUNDS=2
+# --pack writes .whl/ab/BEFORE.tar and .whl/ab/AFTER.tar (sitegen, kernels, templates, pyproject.toml,
+# README.md at each commit; .whl/ is ignored and travels with carry=[".whl"]); without it, git
+# archive. The wheels the image lacks come from .whl/ as in benchmarks/gpu_queue.sh. ROUNDS=2
 # measures before, after, after, before (drift of the GPU then falls on both alike).
 # Writes to $OUT: selftest.{json,log}, {before,after}-N.{json,log} and ab.txt: each
 # implementation's median per run, after/before, and the committed median of this GPU where
 # records/ holds one. Passes when every after/before is within 5% and the self-test passed.
 set -uo pipefail
 if [[ ${1:-} == --pack ]]; then
-  mkdir -p .ab
+  mkdir -p .whl/ab
   for c in "$2" "$3"; do
-    git archive --format=tar -o ".ab/$c.tar" "$c" sitegen kernels templates pyproject.toml README.md || exit 1
+    git archive --format=tar -o ".whl/ab/$c.tar" "$c" sitegen kernels templates pyproject.toml README.md || exit 1
   done
   exit 0
 fi
@@ -27,14 +27,21 @@ OUT=${OUT:-/tmp/isolation-ab-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONSAFEPATH=1
 CASE=(--operation jsd --tokens 8192 --vocab 128256 --dtype fp32 --pass full --impl sitegen,torch,torch-compile)
+# Only the wheels a rerun needs (as benchmarks/gpu_queue.sh: a cuda-bindings wheel in .whl/ would
+# shadow the image's own).
+wheels=()
+for name in liger_kernel pydantic pydantic_core annotated_types typing_extensions typing_inspection rfc8785 \
+    cryptography cffi pycparser; do
+  for w in .whl/"$name"-[0-9]*.whl; do [ -e "$w" ] && wheels+=("$w"); done
+done
 install() {  # $1 commit, $2 tag: /tmp/ab-$2/site holds that commit's sitegen and the wheels
   local root=/tmp/ab-$2
   rm -rf "$root" && mkdir -p "$root/src"
-  if [[ -f ".ab/$1.tar" ]]; then tar -xf ".ab/$1.tar" -C "$root/src"
+  if [[ -f ".whl/ab/$1.tar" ]]; then tar -xf ".whl/ab/$1.tar" -C "$root/src"
   else git archive --format=tar "$1" sitegen kernels templates pyproject.toml README.md | tar -x -C "$root/src" || return 1
   fi
-  if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$root/site" .whl/*.whl || return 1
+  if ((${#wheels[@]})); then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$root/site" "${wheels[@]}" || return 1
   fi
   python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir --target "$root/site" "$root/src" || return 1
 }
