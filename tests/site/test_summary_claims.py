@@ -52,3 +52,13 @@ def test_the_home_leader_is_first_alone_most_often_and_a_tie_is_named():
     # Equal on both counts: both named, whatever their names' order.
     assert _most_firsts({"torch": [3, 0], "Liger": [3, 0], "HF": [1, 0]}) == (["Liger", "torch"], 3, 0)
     assert _most_firsts({"b": [2, 1], "a": [2, 0]}) == (["b"], 2, 1)
+
+
+def test_a_leader_only_ever_sharing_first_place_is_said_to_share_it():
+    """A home row read "first alone in 0 of 6 workloads, shared first in 6 more"."""
+    from sitegen.site.pages.home import _detail
+
+    assert _detail(0, 6, 6, "workload") == "shared first in 6 of 6 workloads"
+    assert _detail(0, 2, 3, "cohort", tied=True) == "each shared first in 2 of 3 cohorts"
+    assert _detail(4, 1, 6, "workload") == "first alone in 4 of 6 workloads, shared first in 1 more"
+    assert _detail(1, 0, 1, "workload") == "first alone in 1 of 1 workload"

@@ -76,8 +76,12 @@ def _most_firsts(counts: dict[str, list[int]]) -> tuple[list[str], int, int]:
 
 
 def _detail(alone: int, shared: int, total: int, noun: str, tied: bool = False) -> str:
-    text = f"{'each ' if tied else ''}first alone in {alone} of {total} {noun}{'s' if total > 1 else ''}"
-    return text + (f", shared first in {shared} more" if shared else "")
+    """``first alone in 4 of 6 workloads, shared first in 1 more``; a leader never first alone is
+    ``shared first in 6 of 6 workloads`` (it read "first alone in 0 of 6 workloads, shared first in 6 more")."""
+    each, nouns = "each " if tied else "", f"{noun}{'s' if total > 1 else ''}"
+    if not alone:
+        return f"{each}shared first in {shared} of {total} {nouns}"
+    return f"{each}first alone in {alone} of {total} {nouns}" + (f", shared first in {shared} more" if shared else "")
 
 
 def leader_rows(index: Index) -> list[LeaderRow]:
