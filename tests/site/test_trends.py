@@ -151,7 +151,8 @@ def test_points_sort_by_time_and_a_noisy_run_is_not_compared(planted):
     figure = _figure(planted, "offset-c", "history")
     rows = _table(figure)
     # By string "…05:00:00.500Z" < "…06:00:00Z" < "…09:00:00+05:00"; by time the +05:00 run (04:00 UTC) is first.
-    assert [r[0] for r in rows] == ["2026-08-22 04:00", "2026-08-22 05:00", "2026-08-22 06:00"]
+    # Each time as its record states it, in its own offset: the +05:00 one reads 09:00 +05:00.
+    assert [r[0] for r in rows] == ["2026-08-22 09:00 +05:00", "2026-08-22 05:00 UTC", "2026-08-22 06:00 UTC"]
     assert [r[2] for r in rows] == ["800", "900", "800"]
     # The noisy 0.9 ms run in between is neither marked nor the baseline of the next: no step at all.
     assert [r[-1] for r in rows] == ["", "noisy: not tested for a change", ""]
@@ -183,3 +184,18 @@ def test_the_trend_cache_keeps_no_index_alive():
     del index, run
     gc.collect()
     assert alive() is None and trends._cache == {}
+
+
+def test_a_runs_history_row_gives_the_date_its_headline_gives(tmp_path):
+    """A KernelBench run timed at 19:25 in California (-08:00) said "observed 2025-01-19" at its
+    top and "2025-01-20 03:25" (UTC) in its history table, a day apart for one run."""
+    def plant(root: Path) -> None:
+        evening = planting.implementation(root, "evening", name="evening")
+        planting.run(root, "evening-1", evening, STEADY, observed="2026-08-22T09:00:00Z")
+        planting.run(root, "evening-2", evening, STEADY, observed="2026-08-22T19:25:00-08:00")  # 03:25 UTC the next day
+
+    site = planting.planted_site(tmp_path, plant)
+    page = html.unescape(re.sub(r"<[^>]+>", " ", (site / "runs" / "evening-2" / "index.html").read_text(encoding="utf-8")))
+    headline = re.search(r"observed (\d{4}-\d\d-\d\d)", page)[1]
+    rows = _table(_figure(site, "evening-2", "history"))
+    assert headline == "2026-08-22" and rows[-1][0] == "2026-08-22 19:25 -08:00", (headline, rows)

@@ -65,6 +65,17 @@ def moment(observed_at: str) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
+def as_recorded(observed_at: str) -> str:
+    """observedAt to the minute as the record states it, with its offset (``2025-01-19 19:25 -08:00``,
+    ``2026-08-21 10:00 UTC``): its date is the one the page's headline gives, where the date in
+    UTC was a day later for an evening in California."""
+    parsed = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        return f"{parsed:%Y-%m-%d %H:%M}"
+    offset = parsed.strftime("%z")
+    return f"{parsed:%Y-%m-%d %H:%M} " + ("UTC" if parsed.utcoffset().total_seconds() == 0 else f"{offset[:3]}:{offset[3:]}")
+
+
 def _groups(index: Index) -> dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]:
     found = _cache.get(id(index))
     if found is not None:
@@ -159,10 +170,10 @@ def trend_charts(facts: RunFacts, index: Index) -> list[ChartView]:
             f"{summary}. The table beside it lists the same values.")
     rows = []
     for i, f in enumerate(members):
-        observed = Markup('<a href="{}">{}</a>').format(_href(f), moment(f.run.spec.observedAt).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M"))
+        observed = Markup('<a href="{}">{}</a>').format(_href(f), as_recorded(f.run.spec.observedAt))
         interval = interval_text(f)
         rows.append([observed, escape(revision_label(f)), units.significant(f.value / scale), interval, marked.get(i, (None, ""))[1]])
-    columns = ["observed (UTC)", "version", label, "interval (95% unless marked)", "change"]
+    columns = ["observed", "version", label, "interval (95% unless marked)", "change"]
     views = [ChartView("history", f"History of {name}: {where}", Markup(charts.trend_chart(
         title=f"History of {name}: {where}", desc=f"Chart over observed date of {desc}",
         points=[point(_days(f.run.spec.observedAt), i, f) for i, f in enumerate(members)],
