@@ -86,7 +86,7 @@ class FusedLinearJSD(ImportedDocuments, Operation):
 class SitegenFusedLinearJSD(Implementation):
     operation = "fused-linear-jsd"
     needs = ("torch", "triton")
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     title = "sitegen fused linear + JSD kernel"
 
     def build(self, *, dynamic: bool = False):
@@ -132,7 +132,7 @@ class TorchLinearJSD(TorchPeer):
 
     operation = "fused-linear-jsd"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     kernel, callable = "fused_linear_jsd", ("sitegen.kernels.linear_jsd_reference", "linear_jsd_reference")
 
     def module(self):
@@ -151,7 +151,7 @@ class TorchLinearJSD(TorchPeer):
 class CompiledLinearJSD(TorchLinearJSD):
     operation = "fused-linear-jsd"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     provider = "torch_compile"
 
 
@@ -160,7 +160,7 @@ class MatmulSitegenJSD(Implementation):
 
     operation = "fused-linear-jsd"
     needs = ("torch", "triton")
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
 
     def build(self, *, dynamic: bool = False):
         import torch

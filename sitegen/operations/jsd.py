@@ -125,7 +125,7 @@ def logprobs(rows: int, vocab: int, dtype: str, device: str, seed: int):
 class SitegenJSD(Implementation):
     operation = "jsd"
     needs = ("torch", "triton")
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     title = "sitegen Triton JSD kernel"
     license = "BSD-2-Clause"
     pass_notes = {
@@ -160,7 +160,7 @@ class TorchJSD(TorchPeer):
 
     operation = "jsd"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     kernel, callable = "jsd", ("sitegen.kernels.reference", "jsd_reference")
 
     def module(self):
@@ -178,5 +178,5 @@ class TorchJSD(TorchPeer):
 class TorchCompileJSD(TorchJSD):
     operation = "jsd"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     provider = "torch_compile"

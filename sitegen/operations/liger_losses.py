@@ -138,14 +138,14 @@ class LigerCrossEntropy(LigerPeer):
 class TorchCrossEntropy(TorchPeer):
     operation = "cross-entropy"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     kernel, callable = "cross_entropy", ("torch.nn", "CrossEntropyLoss")
 
 
 class CompiledCrossEntropy(TorchCrossEntropy):
     operation = "cross-entropy"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     provider = "torch_compile"
 
 
@@ -160,7 +160,7 @@ class LigerKLDiv(LigerPeer):
 class TorchKLDiv(TorchPeer):
     operation = "kl-div"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     kernel, callable = "kl_div", ("torch.nn", "KLDivLoss")
     module_kwargs = {"reduction": "batchmean"}
 
@@ -168,5 +168,5 @@ class TorchKLDiv(TorchPeer):
 class CompiledKLDiv(TorchKLDiv):
     operation = "kl-div"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     provider = "torch_compile"

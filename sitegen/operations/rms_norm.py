@@ -105,7 +105,7 @@ class TorchRMSNorm(TorchPeer):
 
     operation = "rms-norm"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     kernel, callable = "rms_norm", ("sitegen.operations.rms_norm", "TorchRMSNorm")
 
     def module(self):
@@ -123,7 +123,7 @@ class TorchRMSNorm(TorchPeer):
 class CompiledRMSNorm(TorchRMSNorm):
     operation = "rms-norm"
     needs = ("torch",)
-    install = "pip install 'sitegen[gpu]'"
+    install = "pip install '.[gpu]' in the sitegen checkout"
     provider = "torch_compile"
 
 

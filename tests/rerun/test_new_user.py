@@ -92,7 +92,7 @@ def test_without_torch_every_mode_says_how_to_install_it(tmp_path, mode):
     (work / "records").mkdir(parents=True)
     result = sitegen("rerun", *mode, cwd=work, hide=("torch", "triton"), tmp=tmp_path)
     assert result.returncode == 1
-    assert one_problem_line(result.stderr).endswith("needs torch and triton: pip install 'sitegen[gpu]'")
+    assert one_problem_line(result.stderr).endswith("needs torch and triton: pip install '.[gpu]' in the sitegen checkout")
     assert "use --interpret" not in result.stderr
     assert files_under(work) == {}
 
@@ -102,7 +102,7 @@ def test_interpret_without_numpy_says_how_to_install_it(tmp_path):
     result = sitegen("rerun", "--interpret", *TINY, cwd=tmp_path, hide=("numpy",))
     assert result.returncode == 1
     assert one_problem_line(result.stderr) == (
-        "sitegen rerun --interpret: $: needs numpy for Triton's interpreter: pip install 'sitegen[gpu]'")
+        "sitegen rerun --interpret: $: needs numpy for Triton's interpreter: pip install '.[gpu]' in the sitegen checkout")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hide-modules"]
 
 
@@ -112,7 +112,7 @@ def test_without_torch_the_rerun_module_refuses_in_one_line_too(tmp_path):
     result = subprocess.run([sys.executable, "-m", "sitegen.rerun", "--interpret", "--json"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert one_problem_line(result.stderr) == "sitegen rerun --interpret: $: needs torch and triton: pip install 'sitegen[gpu]'"
+    assert one_problem_line(result.stderr) == "sitegen rerun --interpret: $: needs torch and triton: pip install '.[gpu]' in the sitegen checkout"
     assert json.loads(result.stdout)["ok"] is False
 
 

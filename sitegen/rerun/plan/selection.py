@@ -15,7 +15,7 @@ from sitegen.problems import InputError, Problem
 from sitegen.rerun.plan.cases import Workload
 from sitegen.rerun.plan.plugins import ImplRef, resolve
 
-GPU_EXTRA = "needs torch and triton: pip install 'sitegen[gpu]'"
+GPU_EXTRA = "needs torch and triton: pip install '.[gpu]' in the sitegen checkout"
 def installed(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -29,7 +29,7 @@ def require_gpu_extra(command: str, *, interpret: bool) -> None:
     if not (installed("torch") and installed("triton")):
         raise InputError([Problem(command, "$", GPU_EXTRA)])
     if interpret and not installed("numpy"):
-        raise InputError([Problem(command, "$", "needs numpy for Triton's interpreter: pip install 'sitegen[gpu]'")])
+        raise InputError([Problem(command, "$", "needs numpy for Triton's interpreter: pip install '.[gpu]' in the sitegen checkout")])
 
 
 def missing(ref: ImplRef) -> str | None:
