@@ -71,10 +71,10 @@ class GoogleBenchmark(HarnessImporter):
         failed: dict[str, str] = {}
         for i, entry in enumerate(data["benchmarks"]):
             where = f"$.benchmarks[{i}]"
-            if not isinstance(entry, dict) or not isinstance(entry.get("run_name", entry.get("name")), str):
+            run_name = entry.get("run_name", entry.get("name")) if isinstance(entry, dict) else None
+            if not isinstance(run_name, str):
                 plan.problems.append(Problem(shown, where, "not a benchmark entry (no run_name)"))
                 continue
-            run_name = entry.get("run_name", entry["name"])
             if entry.get("error_occurred") or entry.get("skipped"):
                 # One failed repetition puts the benchmark's others in doubt: it is skipped whole.
                 why = entry.get("error_message") or entry.get("skip_message") or entry.get("skipped")
@@ -82,7 +82,7 @@ class GoogleBenchmark(HarnessImporter):
                 continue
             if entry.get("run_type") == "aggregate":
                 if entry.get("aggregate_name") in ("BigO", "RMS"):
-                    plan.warnings.append(f"{shown}: {where}: skipped: {entry['name']} is a complexity fit, not a time")
+                    plan.warnings.append(f"{shown}: {where}: skipped: {entry.get('name', run_name)} is a complexity fit, not a time")
                 else:
                     aggregates.setdefault(run_name, {})[str(entry.get("aggregate_name"))] = entry
                 continue

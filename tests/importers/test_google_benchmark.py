@@ -88,6 +88,15 @@ def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path):
     assert len(documents(out, "runs")) == 3
 
 
+def test_an_entry_with_run_name_but_no_name_imports(tmp_path):
+    # run_name is what groups repetitions; an entry without the display name is still readable, not a traceback.
+    path = edited(SOURCE, tmp_path, lambda d: [b.pop("name") for b in d["benchmarks"]])
+    out = tmp_path / "records"
+    result = run_import("google-benchmark", path, out, "--split-family")
+    assert result.exit_code == 0, result.output
+    assert "imported 4 of 4 benchmark(s)" in result.stderr
+
+
 @pytest.mark.parametrize(("edit", "line"), [
     (lambda d: d.pop("context"), "$: not Google Benchmark's JSON output (no context object and benchmarks array)"),
     (lambda d: d["context"].update(date="yesterday"), "$.context: date: 'yesterday' is not an ISO 8601 date and time"),
