@@ -161,6 +161,10 @@ def unplaced(facts: RunFacts, reviewed: list | None = None) -> str | None:
         family = facts.protocol.model.spec.comparability.family
         if family in (FAMILY, INTERPRET_FAMILY):
             return "not Verified: no record of a controlled rerun, though it names sitegen's controlled protocol"
+        evidence = facts.run.spec.evidence
+        if evidence is not None and evidence.integrity:
+            # Only a rerun records integrity checks: a --like rerun stripped of its command is still one.
+            return "not Verified: it carries a rerun's integrity checks but no record of the command that ran them"
         return None
     if facts.dry_run:
         return None  # "dry run (CPU rehearsal)" says it
