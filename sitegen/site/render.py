@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 from sitegen.site.pages.value_columns import value_columns
 
 PACKAGE = "sitegen.templates"
-STATIC = ("style.css", "site.js", "favicon.svg", "compare-rules.js", "compare.js")
+STATIC = ("style.css", "site.js", "favicon.svg", "compare-rules.js", "compare.js", "compare-picker.js")
 
 
 def _read_templates() -> dict[str, str]:

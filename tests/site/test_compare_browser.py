@@ -9,6 +9,7 @@ rules. Expected numbers come from the fixture's own samples and published median
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -133,3 +134,26 @@ def test_both_compare_pages_fit_the_viewport(browser, served, width):
         assert scroll <= inner, (url, width, scroll)
         assert clipped == [], (url, width, clipped[:5])
         page.close()
+
+
+def test_two_runs_are_picked_from_lists_not_pasted(browser, served):
+    """The compare page asked for two run names of up to 85 characters, typed or pasted; it now
+    lists the operations, then each one's runs by implementation, workload, GPU, pass and value."""
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.goto(served + "compare/index.html")
+    page.locator("#compare-picker").wait_for(state="visible", timeout=20_000)
+    page.focus("#pick-operation")
+    page.locator("#pick-operation option[value='catalog/runs/jensen-shannon-divergence.jsonl']").wait_for(state="attached", timeout=20_000)
+    page.select_option("#pick-operation", "catalog/runs/jensen-shannon-divergence.jsonl")
+    assert re.fullmatch(r"jensen-shannon-divergence \(\d+\)", page.locator("#pick-operation option:checked").inner_text())
+    page.locator(f"#pick-a option[value='{SITEGEN_RUN}']").wait_for(state="attached", timeout=20_000)
+    shown = page.locator(f"#pick-a option[value='{LIGER_RERUN}']").inner_text()
+    assert shown.startswith("liger · ") and "NVIDIA H200" in shown and "2.24 ms" in shown, shown
+    page.select_option("#pick-a", SITEGEN_RUN)
+    page.select_option("#pick-b", LIGER_RERUN)
+    page.click("button[type=submit]")
+    page.locator("#compare-interval").filter(has_text="95%").wait_for(timeout=20_000)
+    assert parse_qs(urlsplit(page.url).query) == {"a": [SITEGEN_RUN], "b": [LIGER_RERUN]}
+    assert "(ratio 2.732×)" in _text(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.close()
