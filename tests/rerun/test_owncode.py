@@ -128,3 +128,18 @@ def test_a_sourceless_module_in_an_implementation_s_package_is_in_its_digest(tmp
     py_compile.compile(str(helper), cfile=str(pkg / "helper.pyc"), doraise=True)
     ref = plugins.describe("k", "withpyc:K")
     assert pkg / "helper.pyc" in ref.files and ref.source_digest != before
+
+
+def test_torch_is_hashed_once_however_many_implementations_need_it(monkeypatch):
+    # Every shipped peer needs torch (thousands of files, about 3 GB with CUDA): a rerun of JSD's
+    # three shipped implementations must read them once, not once per implementation.
+    pytest.importorskip("torch")
+    from sitegen.rerun.plan import opfacts, owncode, selection
+
+    refs = selection.choose(opfacts.load("jsd"), (), interpret=False).impls
+    assert sum("torch" in (ref.needs or ("torch",)) for ref in refs if ref.internal) >= 2
+    listed = []
+    real = owncode.importable_files
+    monkeypatch.setattr(owncode, "importable_files", lambda folder: listed.append(folder.name) or real(folder))
+    owncode.trust_problems(refs, interpret=False)
+    assert listed.count("torch") == 1, listed
