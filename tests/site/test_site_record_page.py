@@ -29,8 +29,8 @@ def test_elements_appear_in_the_seed_order(record):
         "Rank 2 in its comparison group · source-native comparison · observed 2026-05-27",
         "ms 20 9.11056 · ms 50 9.11056 · ms 80 9.11056",
         "Identity", "Correctness", "Marked passed by the source; the correctness policy was not published.",
-        "Workload", "Measurements", "latency · median9.11 ms", "Protocol", "Environment",
-        "GPUNVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
+        "Workload", "Measurements", "latency · median 9.11 ms", "Protocol", "Environment",
+        "GPU NVIDIA B200 (sm_100)", "Artifacts", "No artifacts published with this run.",
         "Replications and notes",
         "Community attestations. They never change the evidence level; only a KernelIndex-controlled rerun does.",
         "Add a reproduction or note", "Rerun this record", f"sitegen rerun --like {SEED_RUN}", "Canonical manifest", "Show manifest", "Cite this record",
@@ -53,11 +53,11 @@ def test_title_line_carries_the_short_run_digest(site, record):
 
 def test_identity_rows(record):
     text = record.text()
-    for row in ("implementationLiger", "projectLiger-Kernel", "revisionunknown",
-                "workloadvocab = 128256 · tokens = 2048 · fp32", "sourceLiger-Kernel benchmarks",
-                "external idjsd/forward/liger/nvidia-b200/tokens2048-vocab128256-fp32/2026-05-27-17-14-29"):
+    for row in ("implementation Liger", "project Liger-Kernel", "revision unknown",
+                "workload vocab = 128256 · tokens = 2048 · fp32", "source Liger-Kernel benchmarks",
+                "external id jsd/forward/liger/nvidia-b200/tokens2048-vocab128256-fp32/2026-05-27-17-14-29"):
         assert row in text
-    assert re.search(r"comparison keysha256:[0-9a-f]{16}…", text)
+    assert re.search(r"comparison key sha256:[0-9a-f]{16}…", text)
 
 
 def test_rank_links_to_its_cohort_and_to_the_leader(site, record):
@@ -145,8 +145,8 @@ def test_controlled_rerun_page(site):
     assert "Replicated evidence" in text
     assert "controlled comparison" in text
     assert "5 samples" in text
-    assert "GPUNVIDIA H200 (sm_90)" in text and "Frameworktorch 2.11.0+cu130" in text
-    assert "Instance · GPU UUIDGPU-2222bbbb" in text
+    assert "GPU NVIDIA H200 (sm_90)" in text and "Framework torch 2.11.0+cu130" in text
+    assert "Instance · GPU UUID GPU-2222bbbb" in text
     assert "[3, 1000]" in text  # a checked correctness case
     dry = parse(site, "runs/sitegen-h200-tokens2048-dry-2026-08-19/index.html").text()
     assert "Not eligible to rank: dry run" in dry and "Reproducible evidence" in dry
