@@ -235,9 +235,9 @@ def test_integrity_rows_read_in_words_with_units(bundled):
     assert labels and not [label for label in labels if re.search(r"[a-z][A-Z]|\bRel\b|\bNs\b|_", label)], labels
     assert "Ci half width" not in integrity
     half = f"±{details['ciHalfWidthRel'] * 100:.2g}% of the median"
-    assert re.search(rf"<dt>95% interval of the median, half-width</dt><dd>{re.escape(half)}</dd>", integrity), integrity[:2000]
+    assert re.search(rf"<dt>95% interval of the median, half-width</dt> <dd>{re.escape(half)}</dd>", integrity), integrity[:2000]
     median_ms = details["repeatedInputMedianNs"] / 1e6
-    assert f"<dt>Median on repeated input</dt><dd>{median_ms:.2f} ms</dd>" in integrity
+    assert f"<dt>Median on repeated input</dt> <dd>{median_ms:.2f} ms</dd>" in integrity
 
 
 def test_what_is_timed_reads_in_sentences_on_the_protocol_page(bundled):
@@ -247,7 +247,7 @@ def test_what_is_timed_reads_in_sentences_on_the_protocol_page(bundled):
     notes = next(json.loads(p.read_text())["spec"]["comparability"]["notes"] for p in (RECORDS / "protocols").glob("*.json")
                  if "sitegen-rerun-controlled" in p.name)
     assert notes[:200] not in html  # no longer a wall in a table cell
-    link = re.search(r'<dt>What is timed</dt><dd><a href="([^"]+)">(\d+) words', protocol)
+    link = re.search(r'<dt>What is timed</dt> <dd><a href="([^"]+)">(\d+) words', protocol)
     assert link and int(link.group(2)) == len(notes.split())
     page = (bundled / "runs" / name / link.group(1)).resolve()
     text = page.read_text()

@@ -156,7 +156,7 @@ def test_a_gpu_page_says_which_reruns_it_holds_and_when_they_were_measured(regis
     _plant(registry_copy, LIGER, FORGED, factor=0.25)  # one more rerun, unsigned: counted, not placed
     out, _ = _build(registry_copy, tmp_path)
     h200 = (out / "gpus" / "nvidia-h200" / "index.html").read_text()
-    assert (f'reruns: Jensen-Shannon divergence loss</dt><dd><a href="../../operations/{OPERATION}/nvidia-h200/index.html">'
+    assert (f'reruns: Jensen-Shannon divergence loss</dt> <dd><a href="../../operations/{OPERATION}/nvidia-h200/index.html">'
             "4 controlled reruns, 3 Verified or Replicated, measured 2026-08-20 to 2026-08-22</a>") in h200
     assert "<dt>reruns:" not in (out / "gpus" / "nvidia-b200" / "index.html").read_text()
 

@@ -65,7 +65,7 @@ def page(root, tmp_path, *options) -> tuple[str, str, str]:
     text = (out / "runs" / NAME / "index.html").read_text()
     level = re.search(r'<span class="level">(\w+) evidence</span>', text)[1]
     reason = re.search(r'<span class="level">[^<]*</span> <span class="reason">([^<]*)</span>', text)
-    row = re.search(r"<dt>signature</dt><dd>([^<]*)</dd>", text)
+    row = re.search(r"<dt>signature</dt> <dd>([^<]*)</dd>", text)
     return level, html.unescape(reason[1]) if reason else "", html.unescape(row[1]) if row else ""
 
 
