@@ -216,10 +216,14 @@
   };
 
   // compare.verdict: a run is called faster only where it would get a rank of its own.
-  var verdict = function (a, b, aName, bName, sameGroup) {
+  // noPlace: run name → why it holds no place (compare/index.json's no_place, from the build).
+  var verdict = function (a, b, aName, bName, sameGroup, noPlace) {
     if (!sameGroup) {
       return "Not a ranking: the two runs are not in one comparison group (the GPU, pass, workload, protocol family or metric differs), so the ratio is shown but neither is called faster.";
     }
+    var unplaced = [[aName, a], [bName, b]].filter(function (p) { return noPlace && Object.prototype.hasOwnProperty.call(noPlace, p[1].name); })
+      .map(function (p) { return p[0] + " holds no place in its comparison group (" + noPlace[p[1].name] + ")"; });
+    if (unplaced.length) { return "No verdict: " + unplaced.join("; ") + ". Only runs that hold a place in the group are compared, as in its ranks."; }
     var noisy = [[aName, a], [bName, b]].filter(function (p) { return p[1].noisy; }).map(function (p) { return p[0] + " is noisy (" + p[1].noisy + ")"; });
     if (noisy.length) { return "No verdict: " + noisy.join("; ") + ". A noisy run holds no strict rank, so neither is called faster."; }
     var aFirst = a.value < b.value || (a.value === b.value && a.name <= b.name);

@@ -107,6 +107,8 @@
     return a;
   };
 
+  var noPlace = {};
+
   var sameGroup = function (a, b) {
     return a.workload === b.workload && a.pass === b.pass && a.family === b.family && a.gpu === b.gpu && a.metric === b.metric;
   };
@@ -131,7 +133,7 @@
       } else {
         intervalText_.textContent = "No interval: neither raw samples nor published quantiles on both sides.";
       }
-      verdict.textContent = rules.verdict(a, b, aName, bName, sameGroup(a, b));
+      verdict.textContent = rules.verdict(a, b, aName, bName, sameGroup(a, b), noPlace);
     }
     document.getElementById("compare-cohort").textContent = sameGroup(a, b)
       ? "Both runs are in one comparison group (same workload, pass, protocol family, GPU and metric)."
@@ -189,7 +191,12 @@
     return;
   }
   status.textContent = "Comparing…";
-  Promise.all([load(names.a), load(names.b)]).then(function (both) { render(both[0], both[1]); }, function (error) {
+  // Which runs hold no place is the registry's to say (a signature's trust, a flag): the build lists them.
+  var places = fetch(root + "compare/index.json").then(function (response) {
+    if (!response.ok) { throw new Error("no compare/index.json (HTTP " + response.status + ")"); }
+    return response.json();
+  }).then(function (app) { noPlace = app.no_place || {}; });
+  Promise.all([load(names.a), load(names.b), places]).then(function (both) { render(both[0], both[1]); }, function (error) {
     status.textContent = "Could not compare: " + error.message + ".";
   });
 })();

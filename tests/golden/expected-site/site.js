@@ -60,14 +60,25 @@
   // The index is in shards (pagefind/bundles.json lists them), merged at query time, so a
   // rebuild re-indexes only the shards whose pages changed.
   var base = script.src.replace(/pagefind-ui\.js$/, "");
+  var NAMES_WEIGHT = 4;
   fetch(base + "bundles.json").then(function (r) { return r.json(); }).then(function (bundles) {
     if (!bundles.length) { return; }
-    // Pagefind favours short pages by default; operation pages are long, and are what a
-    // search for an operation and a GPU ("jsd h200") should find first.
+    // Pagefind favours short pages by default; a listing or a record page is no worse for being long.
     var ranking = { pageLength: 0.1 };
+    // The names shard (sitegen.site.outputs.search_names) holds each operation and GPU page by
+    // its name alone: the shortest name holding the words first, and ahead of the run pages
+    // that carry the name in their titles.
+    // Results link under the site's own root (a site may be served below a path), for the
+    // first bundle too, whose links Pagefind would otherwise start at the domain's root.
+    var root = new URL(base + "../").pathname;
+    var options = function (b) {
+      return b === "names" ? { bundlePath: base + b + "/", baseUrl: root, ranking: { pageLength: 1, termSaturation: 0.5, termSimilarity: 9 }, indexWeight: NAMES_WEIGHT }
+                           : { bundlePath: base + b + "/", baseUrl: root, ranking: ranking };
+    };
+    var primary = options(bundles[0]);
     var ui = new window.PagefindUI({ element: "#search", showImages: false, showSubResults: false, resetStyles: false,
-      bundlePath: base + bundles[0] + "/", ranking: ranking,
-      mergeIndex: bundles.slice(1).map(function (b) { return { bundlePath: base + b + "/", ranking: ranking }; }),
+      bundlePath: primary.bundlePath, baseUrl: root, ranking: primary.ranking, indexWeight: primary.indexWeight || 1,
+      mergeIndex: bundles.slice(1).map(options),
       translations: { placeholder: "Search (press /)" },
       // A page's own summary (record: implementation, pass, value, GPU; operation: its leaders)
       // says more than a passage that happens to hold the words.
