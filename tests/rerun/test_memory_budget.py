@@ -5,6 +5,8 @@ are dropped; and a workload whose least need exceeds the GPU is refused before t
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="rerun measures with torch")
@@ -159,3 +161,20 @@ def test_the_inputs_fingerprint_reads_a_block_at_a_time_and_sees_a_write_in_the_
     assert norm == pytest.approx(float(x.double().norm()), rel=1e-12)
     x[4, 9] += 1.0
     assert passes.fingerprint((x,))[0][0] == pytest.approx(total + 1.0, rel=1e-12)
+
+
+def test_a_plugin_operation_is_sized_from_its_own_process(monkeypatch):
+    # The parent holds only the plugin's described facts: on a GPU host (the only place the check
+    # runs) asking it for make_inputs raised "runs only in a measuring process" for every plugin.
+    from pathlib import Path
+
+    from sitegen.rerun.plan import opfacts
+    from sitegen.rerun.plan.cases import Workload
+
+    plugins = Path(__file__).resolve().parent / "plugins"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])))
+    w = Workload.of({"rows": 1024, "cols": 1024}, "fp32")
+    op = opfacts.describe_workloads(opfacts.load("sqdist:SquaredDistance"), [w])
+    assert fits.too_big(op, [w], 80 * GiB, "NVIDIA H100 80GB HBM3") == []
+    [problem] = fits.too_big(op, [w], 1 << 20, "NVIDIA Tiny")
+    assert "needs at least" in problem.message and "NVIDIA Tiny has 1048576" in problem.message

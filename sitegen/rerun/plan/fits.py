@@ -18,8 +18,12 @@ from sitegen.rerun.measure.memory import MIN_SETS
 from sitegen.rerun.plan.cases import Workload
 
 
-def sizes(op, w: Workload) -> tuple[int, int]:
+def sizes(op, w: Workload) -> tuple[int, int] | None:
     """(bytes of one call's inputs, bytes of their gradients and of a tensor output's drawn gradient)."""
+    from sitegen.rerun.plan.opfacts import Described
+
+    if isinstance(op, Described):
+        return op.sizes(w)  # a plugin's: computed in its own process (opfacts), never here
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     def nbytes(tensors) -> int:
@@ -31,9 +35,12 @@ def sizes(op, w: Workload) -> tuple[int, int]:
         return nbytes(inputs), grads
 
 
-def least_bytes(op, w: Workload) -> tuple[int, int, int]:
-    """(the least bytes a timed pass of `w` needs, one set's bytes, its gradients' bytes)."""
-    one, grads = sizes(op, w)
+def least_bytes(op, w: Workload) -> tuple[int, int, int] | None:
+    """(the least bytes a timed pass of `w` needs, one set's bytes, its gradients' bytes); None when unknown."""
+    found = sizes(op, w)
+    if found is None:
+        return None
+    one, grads = found
     return (MIN_SETS + 1) * one + grads, one, grads
 
 
@@ -43,7 +50,10 @@ def too_big(op, loads: list[Workload], memory_bytes: int | None, product: str | 
         return []
     out = []
     for w in loads:
-        need, one, grads = least_bytes(op, w)
+        least = least_bytes(op, w)
+        if least is None:
+            continue  # a plugin whose inputs could not be sized: a call that runs out of memory ends its case alone
+        need, one, grads = least
         if need > memory_bytes:
             out.append(Problem(f"{op.name} {w.key}", "$", (
                 f"needs at least {need} bytes ({_gib(need)}: {MIN_SETS} input sets of {_gib(one)} held, another drawn "

@@ -64,6 +64,11 @@ class Described(Operation):
     def flop(self, w: Workload, timed_pass: str) -> int:
         return self._of(w)["flop"][timed_pass]
 
+    def sizes(self, w: Workload) -> tuple[int, int] | None:
+        """fits.sizes of ``w``, as the plugin's process computed them from its make_inputs (None: it could not)."""
+        found = self._of(w).get("sizes")
+        return (int(found[0]), int(found[1])) if found else None
+
     def make_inputs(self, w, seed, device):
         raise RuntimeError(f"{self.target} runs only in a measuring process")
 
@@ -114,6 +119,7 @@ def describe_workloads(op: Operation, loads: list[Workload]) -> Operation:
 
 def _answer(request: dict) -> dict:
     from sitegen import operations
+    from sitegen.rerun.plan import fits
 
     op = operations.load(request["target"])
     facts = {attr: getattr(op, attr) for attr in ATTRS if hasattr(op, attr)}
@@ -123,8 +129,17 @@ def _answer(request: dict) -> dict:
         w = Workload.from_json(raw)
         per[w.key] = {"document": op.workload_document(w),
                       "bytes": {p: int(op.bytes_moved(w, p)) for p in op.passes},
-                      "flop": {p: int(op.flop(w, p)) for p in op.passes}}
+                      "flop": {p: int(op.flop(w, p)) for p in op.passes},
+                      # The parent's memory check needs make_inputs' sizes, and never runs plugin code.
+                      "sizes": _sizes(fits, op, w)}
     return {"facts": facts, "per": per}
+
+
+def _sizes(fits, op, w: Workload) -> list[int] | None:
+    try:
+        return list(fits.sizes(op, w))
+    except Exception:  # make_inputs that cannot run on fake tensors: the memory check is skipped, not the rerun
+        return None
 
 
 def main() -> int:
