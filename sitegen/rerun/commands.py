@@ -147,6 +147,12 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
 
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    from sitegen.rerun.outcome import journal
+
+    # Read before any plugin's code runs (an operation plugin is described by a process running
+    # its module): an entry added after this is not kept, so `sign` never signs a planted run.
+    target = out or (None if interpret else Path("records"))
+    started = journal.read(target) if target else {}
     selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
                                 interpret=interpret)
     if self_test:
@@ -202,14 +208,14 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
         # The driver writes once every task has ended, so it needs its folder now.
         fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
         _fleet(ray_address, Options(op=op, loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
-                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key),
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key, journal=started),
                products, replicas, as_json)
     if not interpret:
         _require_cuda()
     with Progress(enabled=wanted(quiet)) as progress:
         summary = run(Options(op=op, loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
                               records=records, interpret=interpret, processes=processes, like=like_plan,
-                              verdict=verdict, progress=progress, quiet=quiet, key=key))
+                              verdict=verdict, progress=progress, quiet=quiet, key=key, journal=started))
     summary["leftOut"] = left_out
     for line in cohort_table(summary["runs"], dry_run=interpret):
         click.echo(line, err=True)

@@ -57,6 +57,9 @@ class Options:
     host: str | None = None
     key: Path | None = None
     """OpenSSH Ed25519 private key that signs the runs written (sitegen.signing); read only when writing."""
+    journal: dict[str, str] | None = None
+    """The out folder's rerun journal as read when the command started, before any plugin's process ran
+    (an operation plugin's describing process runs its code too); None: read it when measuring starts."""
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
@@ -186,7 +189,7 @@ def run(opts: Options) -> dict[str, Any]:
         proto = protocol.protocol_document(opts.op, version=version, commit=commit, repository=repo,
                                            interpret=opts.interpret, processes=opts.processes)
     # The journal as it was before any measuring process ran: what they add to it is not kept.
-    kept = journal.read(opts.out) if opts.out else {}
+    kept = opts.journal if opts.journal is not None else journal.read(opts.out) if opts.out else {}
     own, parent = measure(opts, proto)
     availability = {name: results[0]["availability"][name] for name, results in own.items()}
     gates = {name: results[0]["gate"].get(name, {}) for name, results in own.items()}

@@ -78,3 +78,19 @@ def test_an_operation_plugin_cannot_edit_the_records_the_rerun_writes(tmp_path):
     # Its facts still reached the record: the roofline's bytes for the full pass (3·R·C·4).
     [roofline] = [c for c in run["spec"]["evidence"]["integrity"] if c["name"] == "roofline"]
     assert f"({3 * 16 * 64 * 4} B at measured copy" in roofline["detail"], roofline
+
+
+def test_an_operation_plugin_cannot_add_a_run_to_the_rerun_journal(tmp_path):
+    # Its module runs in the describing process before measuring starts: a journal entry it adds
+    # would make `sitegen sign` (by default) sign its planted file as this machine's rerun.
+    out = tmp_path / "records"
+    env = dict(os.environ, PLANT_OUT=str(out),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--interpret", "--operation", "plantop:Planted",
+                           "--axis", "rows=16", "--axis", "cols=64", "--dtype", "fp32", "--pass", "full", "--impl", "eager",
+                           "--processes", "1", "--out", str(out), "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["runs"]
+    entries = json.loads((out / ".sitegen-rerun-journal").read_text())["files"]
+    assert (out / "runs" / "planted.json").exists()  # planted, but not journalled
+    assert "runs/planted.json" not in entries and row["file"] in entries, entries

@@ -188,13 +188,16 @@ class Fleet:
                     pass
 
 
-def _write(tasks: list[Task], out: Path, operation: str, key: Path | None = None) -> int:
+def _write(tasks: list[Task], out: Path, operation: str, key: Path | None = None,
+           kept: dict[str, str] | None = None) -> int:
     shared, runs = [], []
     for t in tasks:
         for doc in (t.outcome or {}).get("documents", []):
             (runs if doc["kind"] == "BenchmarkRun" else shared).append(doc)
     # Signed here, on the driver: the key never travels to the cluster's nodes.
-    return len(records.write_all(out, records.plan_writes(out, shared, runs, operation, key=key)))
+    # The journal as the command found it: what anything added while the tasks ran is not kept.
+    return len(records.write_all(out, records.plan_writes(out, shared, runs, operation, key=key),
+                                 journal=kept if kept is not None else {}))
 
 
 def run_fleet(address: str, opts: Options, products: tuple[str, ...] | None, replicas: int) -> dict[str, Any]:
@@ -261,7 +264,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
             fleet.cancel()
             raise
         table = fleetreport.rows(tasks, opts.passes, tuple(ref.name for ref in opts.impls))
-        written = _write(tasks, opts.out, opts.op.name, opts.key)
+        written = _write(tasks, opts.out, opts.op.name, opts.key, opts.journal)
     finally:
         ray.shutdown()
         signal.signal(signal.SIGTERM, previous)
