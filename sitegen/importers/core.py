@@ -179,7 +179,8 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
                 existing = existing_published(out / f"sources/{source_id}.toml", out)
                 published = max(fallback_day, existing) if existing else fallback_day
             source_path, source_bytes = source_file(out, source_id, fields, published, fallback_day)
-            result = write_files(txn, {**plan.files, source_path: source_bytes})
+            files = {path: data for path, data in plan.files.items() if path not in target.reused}
+            result = write_files(txn, {**files, source_path: source_bytes})
             lock_changed = write_lock(txn, target.lock)
             summary.update(written=len(result.written), unchanged=result.unchanged, lockChanged=lock_changed)
     if target is not None and target.unlocked:

@@ -84,6 +84,8 @@ class Target:
 
     lock: dict[str, str]
     unlocked: int = 0
+    reused: frozenset[str] = frozenset()
+    """Paths of the import's documents the registry already holds under another name (not written)."""
 
 
 def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
@@ -103,13 +105,19 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     locked = (root / LOCK_NAME).exists()
     replaced = {str(root / path) for path in documents}
     kept = [record for record in existing if record.file not in replaced]
+    # Runs reference documents by digest: one the registry holds under another name (the same
+    # GPU's environment, the same benchmark, imported under another source) serves as it is.
+    held = {record.digest for record in kept if record.kind != "BenchmarkRun"}
     incoming = [validate_document(document, str(root / path)) for path, document in sorted(documents.items())]
+    reused = frozenset(str(Path(r.file).relative_to(root)) for r in incoming
+                       if r.kind != "BenchmarkRun" and r.digest in held)
+    incoming = [r for r in incoming if str(Path(r.file).relative_to(root)) not in reused]
     after, problems = index(kept + incoming)
     problems += check_references(after)
     if problems:
         raise InputError(sorted(problems))
     merged = {lock_key(r): r.digest for r in (kept if locked else []) + incoming}
-    return Target(merged, unlocked=0 if locked else len(kept))
+    return Target(merged, unlocked=0 if locked else len(kept), reused=reused)
 
 
 def write_lock(txn: Transaction, documents: dict[str, str]) -> bool:

@@ -64,6 +64,20 @@ def test_identities_come_from_group_params_and_machine_info(imported):
     assert len({docs[r["spec"]["implementationDigest"]]["spec"]["name"] for r in documents(imported, "runs")}) == 2
 
 
+def test_a_second_source_on_the_same_gpu_imports_beside_the_first(tmp_path):
+    # The environment (the GPU alone) and the operation are the same documents under each
+    # source's name: the registry's copy serves, where the second import was refused whole
+    # ("same identity (digest) as ExecutionEnvironment ...").
+    out = tmp_path / "records"
+    gpu = ("--gpu", "NVIDIA H100 80GB HBM3")
+    assert run_import("pytest-benchmark", SOURCE, out, *gpu).exit_code == 0
+    second = run_import("pytest-benchmark", SOURCE, out, *gpu, "--source", "nightly")
+    assert second.exit_code == 0, second.output
+    assert len(documents(out, "runs")) == 8
+    assert len(documents(out, "environments")) == 1
+    assert verified(out)
+
+
 def test_reimport_changes_nothing(imported):
     before = snapshot(imported)
     result = run_import("pytest-benchmark", SOURCE, imported, "--implementation-param", "provider")
