@@ -198,3 +198,14 @@ def test_a_rebuild_after_a_flagged_runs_signature_stops_counting_drops_its_set_a
     sign_registry(registry_copy, stranger, (LIGER,))
     _, runs = _build(registry_copy, tmp_path)
     assert runs[SITEGEN]["rankLabel"] == "1"
+
+
+def test_verify_strict_names_an_unsigned_rerun_whose_command_was_removed(registry_copy):
+    # Integrity checks are a rerun's alone: without its command line it is still a rerun to sign.
+    doc = _plant(registry_copy, LIGER, FORGED, factor=0.25)
+    doc["spec"]["evidence"].pop("command", None)
+    (registry_copy / "runs" / f"{FORGED}.json").write_text(json.dumps(doc, indent=2))
+    relock(registry_copy)
+    strict = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--strict"])
+    assert strict.exit_code == 1
+    assert strict.stderr.splitlines()[0].startswith(f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: ")
