@@ -163,7 +163,8 @@ def present(records: Path, operation: str, product: str) -> set[tuple[str, str, 
 
     Read with sitegen's own GPU-side reader (registryscan, no pydantic); a run's implementation is
     the --impl of the command it records, parsed by `sitegen rerun`'s own option parser. Dry runs
-    (--interpret) and reruns of another record (--like, measured under its protocol) do not count.
+    (--interpret), reruns of another record (--like, measured under its protocol) and runs whose status
+    is not passed do not count.
     """
     from sitegen.importers.catalog import operation_name
     from sitegen.rerun.commands import rerun
@@ -176,8 +177,9 @@ def present(records: Path, operation: str, product: str) -> set[tuple[str, str, 
     for doc in docs.values():
         spec = doc["spec"]
         evidence = spec.get("evidence") or {}
+        # A failed run (out of memory, a harness error) measured nothing: its part runs again.
         if (doc["kind"] != "BenchmarkRun" or doc["metadata"].get("labels", {}).get("harness") != "sitegen-rerun"
-                or evidence.get("dryRun") or evidence.get("rerunOf")):
+                or evidence.get("dryRun") or evidence.get("rerunOf") or spec.get("status") != "passed"):
             continue
         env, load = docs.get(spec.get("environmentDigest")), docs.get(spec.get("workloadDigest"))
         if not env or not load or env["spec"].get("hardware", {}).get("product") != product:

@@ -105,6 +105,24 @@ def test_a_part_partly_present_runs_only_what_is_missing(tmp_path, registry):
     assert calls == ["--operation kl-div --pass forward --impl liger --dtype fp32 --axis tokens=16384 --axis vocab=8192"]
 
 
+def test_a_failed_run_in_records_does_not_count_as_present(tmp_path, registry):
+    # Liger's KL forward at vocab 4096 on the H200 is committed; marked failed, the part runs it again.
+    root = tmp_path / "records"
+    shutil.copytree(registry, root)
+    failed = 0
+    for path in sorted((root / "runs" / "kl-div").glob("*.json")):
+        doc = json.loads(path.read_text())
+        command = doc["spec"].get("evidence", {}).get("command", "")
+        if "--pass forward" in command and "--impl liger" in command and "vocab=4096" in command:
+            doc["spec"]["status"] = "failed"
+            path.write_text(json.dumps(doc))
+            failed += 1
+    assert failed >= 1
+    proc, calls = queue(tmp_path, root, part("p", [H200], [4096], passes=["forward"], impls=["liger"]), "--gpu", H200)
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["--operation kl-div --pass forward --impl liger --dtype fp32 --axis tokens=16384 --axis vocab=4096"]
+
+
 def load_queue():
     spec = importlib.util.spec_from_file_location("gpu_queue", QUEUE)
     module = importlib.util.module_from_spec(spec)
