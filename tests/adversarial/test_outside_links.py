@@ -38,7 +38,7 @@ def test_a_page_linked_out_is_published_only_when_allowed(tmp_path):
     assert allowed.returncode == 0, allowed.stderr
     assert "Written outside the registry." in (tmp_path / "site" / "pages" / "about" / "index.html").read_text()
     # The setting is the command's own: the next command without it refuses again.
-    assert _sitegen("validate", str(root / "pages"), cwd=tmp_path).returncode == 0  # no manifests there
+    assert _sitegen("validate", str(root), cwd=tmp_path).returncode == 0  # the manifests, not the pages
     assert _build(tmp_path).returncode == 1
 
 
