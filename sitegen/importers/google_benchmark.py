@@ -140,7 +140,10 @@ def _result(run_name: str, entries: list[dict[str, Any]], aggregates: dict[str, 
         if "/" not in family:
             raise RowError(f"--split-family: {family!r} has no '/' between operation and implementation")
         operation, implementation = family.rsplit("/", 1)
-    unit = entries[0].get("time_unit", "ns")
+    # Google Benchmark's JSON reporter always writes the unit; without it the times' scale is unknown.
+    unit = entries[0].get("time_unit")
+    if unit is None:
+        raise RowError("time_unit: missing, so the times have no unit")
     if unit not in SCALE:
         raise RowError(f"time_unit: {unit!r} is not one of {', '.join(SCALE)}")
     samples = [nanoseconds(e.get("real_time"), SCALE[unit], f"{run_name}: real_time") for e in entries]

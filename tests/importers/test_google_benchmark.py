@@ -88,6 +88,16 @@ def test_a_bad_benchmark_is_one_line_and_the_others_import(tmp_path):
     assert len(documents(out, "runs")) == 3
 
 
+def test_a_benchmark_without_its_time_unit_is_one_line_not_a_guess(tmp_path):
+    path = edited(SOURCE, tmp_path, lambda d: [b.pop("time_unit") for b in d["benchmarks"] if b["run_name"] == "sum/fsum/n:1000"])
+    out = tmp_path / "records"
+    result = run_import("google-benchmark", path, out, "--split-family")
+    assert result.exit_code == 1
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith(str(path))]
+    assert line == f"{path}: $.benchmarks[18]: time_unit: missing, so the times have no unit"
+    assert len(documents(out, "runs")) == 3
+
+
 def test_an_entry_with_run_name_but_no_name_imports(tmp_path):
     # run_name is what groups repetitions; an entry without the display name is still readable, not a traceback.
     path = edited(SOURCE, tmp_path, lambda d: [b.pop("name") for b in d["benchmarks"]])
