@@ -172,7 +172,7 @@ def unplaced(facts: RunFacts, reviewed: list | None = None) -> str | None:
     if outcome is not None and not outcome.valid:
         if outcome.status in (OUTSIDE, UNPINNED):
             return f"not Verified: {outcome.reason()}"
-        return f"not Verified: {_SIGNATURE_SHORT.get(outcome.status, outcome.reason())}"
+        return f"not Verified: {_SIGNATURE_SHORT[outcome.status]}"
     if not trusted_code(facts, reviewed or []):
         return "not Verified: outside code not reviewed by this registry"
     if facts.reasons:
