@@ -137,7 +137,8 @@ def test_torch_is_hashed_once_however_many_implementations_need_it(monkeypatch):
     from sitegen.rerun.plan import opfacts, owncode, selection
 
     refs = selection.choose(opfacts.load("jsd"), (), interpret=False).impls
-    assert sum("torch" in (ref.needs or ("torch",)) for ref in refs if ref.internal) >= 2
+    # The trust check reads torch for every shipped implementation: two or more of them is the case here.
+    assert len([ref for ref in refs if ref.internal]) >= 2
     listed = []
     real = owncode.importable_files
     monkeypatch.setattr(owncode, "importable_files", lambda folder: listed.append(folder.name) or real(folder))
