@@ -5,8 +5,8 @@ A hidden file of the registry folder (the loader never reads it): ``.sitegen-rer
 ``{"version": 1, "files": {relative path: "sha256:…" of its bytes}}``. A rerun reads the journal
 before any measuring process starts and writes, with its records and in the same transaction,
 what it read plus what it wrote: an entry that measured code added while the rerun ran is
-overwritten, not kept. `sign` signs the runs of entries whose bytes are unchanged and drops the
-entries it signed. Code that keeps running as your user after the rerun can write anything you can,
+overwritten, not kept. `sign` signs the runs of entries whose bytes are unchanged, reports the
+others, and empties the journal. Code that keeps running as your user after the rerun can write anything you can,
 the journal included; the journal stops a record planted during a rerun, not a compromised account.
 No pydantic: the rerun harness uses this.
 """
