@@ -46,6 +46,8 @@ MODULES: dict[str, list[str]] = {
                                 "tests/site/test_summary_claims.py"],
     "sitegen/site/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/facts/evidence.py": [RULES + "test_evidence_levels.py", RULES + "test_places.py"],
+    # sign's default set (the rerun journal) and verify --strict.
+    "sitegen/registrysigning.py": ["tests/trust/test_sign_journal.py", "tests/trust/test_signatures.py"],
     "sitegen/site/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/checks/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
     "sitegen/rerun/measure/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
