@@ -112,8 +112,8 @@ def _lock_readable(registry: Path) -> bool:
     If not, the builds run without a lock, and the one-edit step still times `sitegen
     lock`, then sets its lock aside: the table marks such rows.
     """
-    from sitegen.problems import InputError
-    from sitegen.registry import read_lock
+    from sitegen.core.problems import InputError
+    from sitegen.registry.folder import read_lock
 
     try:
         read_lock(registry)

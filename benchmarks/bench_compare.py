@@ -16,8 +16,8 @@ import argparse
 import time
 from pathlib import Path
 
-from sitegen.config import load_config
-from sitegen.registry import open_registry
+from sitegen.registry.config import load_config
+from sitegen.registry.folder import open_registry
 from sitegen.site.charts.views import sweep_charts
 from sitegen.site.pages.compare import cohort_pairs, compare_page
 from sitegen.site.facts.index import build_index

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sitegen.lockfile import LOCK_NAME, MAX_LOCK_BYTES, checked_lock_bytes, read_lock  # noqa: E402
-from sitegen.strictjson import MAX_FILE_BYTES  # noqa: E402
+from sitegen.registry.lockfile import LOCK_NAME, MAX_LOCK_BYTES, checked_lock_bytes, read_lock  # noqa: E402
+from sitegen.core.strictjson import MAX_FILE_BYTES  # noqa: E402
 
 
 def main() -> None:

@@ -17,8 +17,8 @@ import argparse
 import time
 from pathlib import Path
 
-from sitegen.config import load_config
-from sitegen.registry import open_registry
+from sitegen.registry.config import load_config
+from sitegen.registry.folder import open_registry
 from sitegen.site.facts.index import build_index
 from sitegen.site.pages.record_page import record_page
 from sitegen.site.render import Renderer, _read_templates

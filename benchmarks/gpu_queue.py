@@ -32,8 +32,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sitegen.problems import InputError, Problem, json_path
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.problems import InputError, Problem, json_path
+from sitegen.core.workload import Workload
 
 PASSES = ("forward", "backward", "full")
 # A rough per-part cost where the list gives none: the rerun's start (imports, gate, compiles)
@@ -118,7 +118,7 @@ class Planned:
 
 
 def _workloads(axes: dict[str, tuple[int, ...]], dtypes) -> list[Workload]:
-    from sitegen.rerun.plan.cases import workloads
+    from sitegen.core.workload import workloads
 
     return workloads(axes, dtypes)
 
@@ -166,8 +166,8 @@ def present(records: Path, operation: str, product: str) -> set[tuple[str, str, 
     (--interpret), reruns of another record (--like, measured under its protocol) and runs whose status
     is not passed do not count.
     """
-    from sitegen.importers.catalog import operation_name
-    from sitegen.rerun.commands import rerun
+    from sitegen.core.identity import operation_name
+    from sitegen.cli.rerun import rerun
     from sitegen.rerun.plan.registryscan import scan
 
     docs: dict[str, dict] = {}

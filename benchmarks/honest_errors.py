@@ -13,8 +13,10 @@ import argparse
 
 import torch
 
-from sitegen.rerun import implementations, protocol
-from sitegen.rerun.plan.cases import Workload
+from sitegen.rerun import implementations
+
+from sitegen.rules import protocol
+from sitegen.core.workload import Workload
 from sitegen.rerun.checks.gate import gate_workload
 
 

@@ -71,7 +71,7 @@ if [[ ${SELFTEST:-1} == 1 ]]; then  # SELFTEST=0 leaves it to a call of its own 
 fi
 PYTHONPATH=/tmp/ab-after/site python3 - "$OUT" records <<'EOF' | tee "$OUT/ab.txt"
 import glob, json, os, statistics, sys
-from sitegen.importers import catalog
+from sitegen.core import identity as catalog
 out, records = sys.argv[1], sys.argv[2]
 medians = {}  # (tag, impl) -> [median ns of each run]
 product = None

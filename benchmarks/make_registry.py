@@ -26,11 +26,11 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.model.common import Short
-from sitegen.digest import document_digest
-from sitegen.registry import lock_bytes
-from sitegen.rerun.checks import integrity
-from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, summary
+from sitegen.format.model.common import Short
+from sitegen.core.digest import document_digest
+from sitegen.registry.folder import lock_bytes
+from sitegen.rules import integrity
+from sitegen.rules.stats import ci_half_width_rel, spread_rel, summary
 
 BUNDLED = Path(__file__).resolve().parents[1] / "records"
 SCALED_NS = ("median", "p20", "p80", "min", "max", "mean", "stdev")
@@ -107,7 +107,7 @@ def _scale_int(value: int, factor: float) -> int:
 
 def _restate(spec: dict) -> None:
     """The figures a scaled rerun states, from its scaled samples as the harness states them
-    (validation recomputes them: sitegen.figures)."""
+    (validation recomputes them: sitegen.rules.recompute)."""
     timing = spec["timing"]
     stated = summary(timing["samplesNs"])
     timing["latencyNs"] = {key: stated[key] for key in timing["latencyNs"]}

@@ -47,34 +47,34 @@ MODULES: dict[str, list[str]] = {
     "sitegen/site/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
     "sitegen/site/facts/evidence.py": [RULES + "test_evidence_levels.py", RULES + "test_places.py"],
     # sign's default set (the rerun journal) and verify --strict.
-    "sitegen/registrysigning.py": ["tests/trust/test_sign_journal.py", "tests/trust/test_signatures.py"],
+    "sitegen/trust/registrysigning.py": ["tests/trust/test_sign_journal.py", "tests/trust/test_signatures.py"],
     "sitegen/site/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/checks/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
-    "sitegen/rerun/measure/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
+    "sitegen/rules/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
     # on a CPU; nor test_liger_losses.py (30 s a mutant of the gate's check), nor, for timedcheck,
     # test_untrusted.py (whole timed cases, seconds a mutant). They stay in CI.
     "sitegen/rerun/checks/timedcheck.py": ["tests/rerun/test_timedcheck_output.py", "tests/rerun/test_timedcheck_rules.py"],
     # Not test_untrusted.py for these two: it runs every check through whole timed cases, 6 s a
     # mutant (over half an hour for integrity.py); test_rerun_checks.py states the same rules on numbers.
-    "sitegen/rerun/checks/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+    "sitegen/rules/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                    "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
     "sitegen/rerun/outcome/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                   "tests/rerun/test_checks.py"],
-    "sitegen/rerun/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_protocol_documents.py",
+    "sitegen/rules/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_protocol_documents.py",
                                   "tests/rerun/test_passes.py", RULES + "test_gate.py"],
     # test_faults.py kills whole commands at every write point: minutes a mutant; it stays in CI.
-    "sitegen/transaction.py": [RULES + "test_registry_transaction.py", RULES + "test_crash_safety.py", "tests/adversarial/test_lock_after_kill.py"],
+    "sitegen/registry/transaction.py": [RULES + "test_registry_transaction.py", RULES + "test_crash_safety.py", "tests/adversarial/test_lock_after_kill.py"],
     "sitegen/site/engine/swap.py": [RULES + "test_site_swap.py", RULES + "test_crash_safety.py", "tests/adversarial/test_swap_fallback.py"],
     # test_outside_links.py runs sitegen in a subprocess whose working folder is a tmp folder:
     # there mutmut's recording finds no settings and the subprocess fails (the stats run stops).
     # test_input_files.py holds the same rules in process.
-    "sitegen/inputfile.py": [RULES + "test_input_files.py", "tests/foundation/test_bad_corpus.py"],
-    "sitegen/strictjson.py": ["tests/foundation/test_rfc8785.py", "tests/foundation/test_bad_corpus.py",
+    "sitegen/core/inputfile.py": [RULES + "test_input_files.py", "tests/foundation/test_bad_corpus.py"],
+    "sitegen/core/strictjson.py": ["tests/foundation/test_rfc8785.py", "tests/foundation/test_bad_corpus.py",
                               "tests/foundation/test_strictjson_limits.py"],
-    "sitegen/digest.py": ["tests/foundation/test_rfc8785.py", "tests/foundation/test_canonical_fast.py"],
+    "sitegen/core/digest.py": ["tests/foundation/test_rfc8785.py", "tests/foundation/test_canonical_fast.py"],
     # A build and a lock trust a file's stat only within these rules (issue 32).
-    "sitegen/filestats.py": ["tests/foundation/test_filestats.py"],
+    "sitegen/state/filestats.py": ["tests/foundation/test_filestats.py"],
     # The Liger importer's value parsing (extra_benchmark_config_str, x_value, sizes) is
     # ligercases.py; ligertables.py is data whose one function runs at import, which mutmut
     # cannot measure ("Unable to force test failures").

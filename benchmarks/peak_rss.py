@@ -10,7 +10,7 @@ it reports the largest process of the tree.
 import resource
 import sys
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 try:
     main(sys.argv[1:], prog_name="sitegen", standalone_mode=False)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sitegen.config import CONFIG_NAME, load_config
-from sitegen.registry import open_registry
-from sitegen.signing import VALID, check_run, trusted_keys
+from sitegen.registry.config import CONFIG_NAME, load_config
+from sitegen.registry.folder import open_registry
+from sitegen.trust.signing import VALID, check_run, trusted_keys
 
 
 def pins(root: Path) -> dict[str, list[str]]:

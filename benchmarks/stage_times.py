@@ -16,8 +16,8 @@ import time
 
 START = time.perf_counter()
 
-from sitegen.cli import main  # noqa: E402
-from sitegen.progress import Progress  # noqa: E402
+from sitegen.cli.main import main  # noqa: E402
+from sitegen.core.progress import Progress  # noqa: E402
 import sitegen.site.build  # noqa: E402,F401  (imported here so that the import time is its own line)
 
 

@@ -1,5 +1,5 @@
 """``python -m sitegen``: the same as the ``sitegen`` command."""
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 main(prog_name="sitegen")

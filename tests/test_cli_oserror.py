@@ -4,7 +4,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 REGISTRY = Path(__file__).parent / "fixtures" / "registry-small"
 

@@ -26,7 +26,7 @@ def test_wheel_maps_kernels_and_templates_into_the_package(wheel):
     assert "sitegen/kernels/__init__.py" in names
     assert not any(n.startswith("kernels/") for n in names), "a top-level kernels package would shadow PyPI's"
     assert any(n.startswith("sitegen/templates/") and n.endswith(".html") for n in names)
-    assert {f"sitegen/schemas/{p.name}" for p in (ROOT / "sitegen" / "schemas").glob("*.json")} <= names
+    assert {f"sitegen/format/schemas/{p.name}" for p in (ROOT / "sitegen" / "format" / "schemas").glob("*.json")} <= names
 
 
 def test_wheel_declares_the_console_script_and_keeps_torch_optional(wheel):
@@ -39,7 +39,7 @@ def test_wheel_declares_the_console_script_and_keeps_torch_optional(wheel):
     assert not any("ray" in line for line in core)
     assert any(line.startswith("Requires-Dist: ray") and 'extra == "fleet"' in line for line in requires)
     (entry,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
-    assert "sitegen = sitegen.cli:main" in wheel.read(entry).decode()
+    assert "sitegen = sitegen.cli.main:main" in wheel.read(entry).decode()
 
 
 def test_core_cli_runs_without_torch(tmp_path):

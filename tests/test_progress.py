@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "tests" / "fixtures" / "registry-small"
@@ -51,7 +51,7 @@ def on_terminal(args: list[str], cwd: Path, timeout: float = 300) -> tuple[str, 
 
 def test_build_draws_its_stages_and_pages_on_a_terminal(tmp_path):
     script = (
-        "import sys\nfrom pathlib import Path\nfrom sitegen.progress import Progress\n"
+        "import sys\nfrom pathlib import Path\nfrom sitegen.core.progress import Progress\n"
         "from sitegen.site.build import build_site\n"
         "with Progress(enabled=True) as progress:\n"
         f"    build_site(Path({str(SMALL)!r}), Path({str(tmp_path / 'site')!r}), progress=progress)\n"
@@ -72,7 +72,7 @@ def test_build_into_a_pipe_prints_only_its_summary(tmp_path):
 def test_a_long_build_into_a_pipe_prints_a_line_per_stage(tmp_path, monkeypatch):
     """A build into a pipe (CI, a log file) printed nothing for minutes; past BUILD_LINES_AFTER_S it
     writes a plain line as each stage starts, before its summary, and none with --quiet."""
-    import sitegen.site.commands as commands
+    import sitegen.cli.site as commands
 
     monkeypatch.setattr(commands, "BUILD_LINES_AFTER_S", 0.0)
     result = CliRunner().invoke(main, ["build", "--records", str(SMALL), "--out", str(tmp_path / "site")])

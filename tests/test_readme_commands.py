@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 import pytest
 
-from sitegen.cli import SCHEMA_FOLDER, main
-from sitegen.importers.commands import ImportGroup
+from sitegen.cli.main import SCHEMA_FOLDER, main
+from sitegen.cli.imports import ImportGroup
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `sitegen ([a-z]+(?: [a-z]+)?)([^`]*)` \| (.*) \|$")

@@ -9,7 +9,7 @@ import click
 
 from sitegen.importers.core import Plan
 from sitegen.importers.plugin import Importer
-from sitegen.model.common import _day as _check_day
+from sitegen.format.model.common import _day as _check_day
 
 
 def day_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

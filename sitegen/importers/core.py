@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from sitegen.formatversion import API_VERSION
-from sitegen.importers.catalog import slug
-from sitegen.layout import path_of, render
-from sitegen.problems import InputError, Problem
+from sitegen.core.formatversion import API_VERSION
+from sitegen.core.identity import slug
+from sitegen.registry.layout import path_of, render
+from sitegen.core.problems import InputError, Problem
 
 
 class RowError(ValueError):
@@ -50,7 +50,7 @@ class Plan:
 def _read_back(rendered: bytes, name: str) -> Problem | None:
     """The first problem ``sitegen validate`` would find in these bytes: parsed strictly (integers
     within ±(2**53 - 1), no number past a double), then the kind's model and a run's figures."""
-    from sitegen.loader import load_bytes
+    from sitegen.format.loader import load_bytes
 
     try:
         load_bytes(rendered, name)
@@ -154,8 +154,8 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
     ``fallback_day``, so importing several snapshots in any order gives the same file.
     """
     from sitegen.importers.registrywrite import check_target, existing_published, source_file, write_files, write_lock
-    from sitegen.loader import LOCK_NAME
-    from sitegen.transaction import registry_transaction
+    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.transaction import registry_transaction
 
     source_id, fields = source
     summary: dict[str, Any] = {}
@@ -191,7 +191,7 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
 
 def finish(plan: Plan, out: Path, summary: dict[str, Any], problems: list[Problem], what: str, *, as_json: bool) -> None:
     """Print the report (problems, then one summary line on stderr) and exit 1 if anything failed."""
-    from sitegen.cliparts import report
+    from sitegen.cli.options import report
 
     report(sorted(problems), as_json=as_json, extra=summary)
     click.echo(

@@ -32,7 +32,7 @@ from sitegen.importers.core import Plan, RowError
 from sitegen.importers.harness import (
     SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339, sampled_timing,
 )
-from sitegen.problems import Problem
+from sitegen.core.problems import Problem
 
 HARNESS_URL = "https://github.com/google/benchmark"
 SCALE = {"ns": 1, "us": 1000, "ms": 1_000_000, "s": 1_000_000_000}

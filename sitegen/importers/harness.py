@@ -22,14 +22,14 @@ from typing import Any
 
 import click
 
-from sitegen.digest import document_digest
-from sitegen.formatversion import API_VERSION
+from sitegen.core.digest import document_digest
+from sitegen.core.formatversion import API_VERSION
 from sitegen.importers.builtin import day_option
-from sitegen.importers.catalog import axes_label, case_slug, slug
+from sitegen.core.identity import axes_label, case_slug, slug
 from sitegen.importers.core import Plan, RowError, accept, environment_document
 from sitegen.importers.plugin import Importer
-from sitegen.problems import Problem
-from sitegen.strictjson import MAX_SAFE_INTEGER
+from sitegen.core.problems import Problem
+from sitegen.core.strictjson import MAX_SAFE_INTEGER
 
 SOURCE_OPTIONS = (
     click.Option(["--source"], metavar="ID", help="Source id: the records cite sources/ID.toml (default: the importer's name)."),
@@ -121,7 +121,7 @@ def nanoseconds(value: Any, scale: int, what: str) -> int:
 def sampled_timing(samples_ns: list[int], primary: str) -> dict[str, Any]:
     """A Timing from raw samples: the summary sitegen computes for every record with samples (so it agrees
     with the samples when checked), the samples in the order taken."""
-    from sitegen.rerun.measure.stats import summary
+    from sitegen.rules.stats import summary
 
     if not samples_ns:
         raise RowError("no samples")
@@ -270,9 +270,9 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 def read_json(plan: Plan, path: Path, display: str) -> Any:
     """The file's JSON, read strictly (duplicate keys, NaN, huge integers refused); None after one problem line."""
-    from sitegen.inputfile import read_regular
-    from sitegen.problems import InputError
-    from sitegen.strictjson import parse_bytes
+    from sitegen.core.inputfile import read_regular
+    from sitegen.core.problems import InputError
+    from sitegen.core.strictjson import parse_bytes
 
     try:
         return parse_bytes(read_regular(path, MAX_JSON_BYTES, display), display)

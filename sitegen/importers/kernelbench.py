@@ -22,14 +22,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sitegen import gitread
-from sitegen.digest import document_digest
-from sitegen.formatversion import API_VERSION
-from sitegen.importers import catalog, kbshapes
+from sitegen.core import gitread
+from sitegen.core.digest import document_digest
+from sitegen.core.formatversion import API_VERSION
+from sitegen.importers import kbshapes
+from sitegen.core import identity as catalog
 from sitegen.importers.core import Plan, RowError, accept, environment_document, gpu_slug
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
-from sitegen.strictjson import MAX_SAFE_INTEGER, parse_bytes
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.strictjson import MAX_SAFE_INTEGER, parse_bytes
 
 SOURCE_ID = "kernelbench"
 REPOSITORY = "https://github.com/ScalingIntelligence/KernelBench"
@@ -61,7 +62,7 @@ def _git_error(exc: Exception) -> str:
 def revision(root: Path) -> tuple[str, str, str]:
     """(commit, commit date, subject): from git in a checkout, else from the snapshot's COMMIT file."""
     if (root / ".git").exists():
-        # Read as any checkout is (sitegen.gitread): its fsmonitor, hooks and filters never run,
+        # Read as any checkout is (sitegen.core.gitread): its fsmonitor, hooks and filters never run,
         # and nothing is written into it (git status would do both).
         try:
             commit = gitread.head(root) or ""

@@ -16,14 +16,15 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from sitegen.digest import document_digest
-from sitegen.formatversion import API_VERSION
-from sitegen.importers import catalog, ligercases, ligersetup
+from sitegen.core.digest import document_digest
+from sitegen.core.formatversion import API_VERSION
+from sitegen.importers import ligercases, ligersetup
+from sitegen.core import identity as catalog
 from sitegen.importers.core import Plan, RowError, accept, gpu_slug
-from sitegen.importers.ligertables import LIGER_REPOSITORY
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
-from sitegen.strictjson import MAX_SAFE_INTEGER
+from sitegen.core.ligertables import LIGER_REPOSITORY
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.strictjson import MAX_SAFE_INTEGER
 
 SOURCE_ID = "liger-kernel-bench"
 # Liger's whole CSV is 0.6 MB; a bound keeps /dev/zero or a runaway file from filling memory.

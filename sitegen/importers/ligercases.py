@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitegen.importers import catalog
-from sitegen.strictjson import MAX_SAFE_INTEGER
+from sitegen.core import identity as catalog
+from sitegen.core.strictjson import MAX_SAFE_INTEGER
 
 AXIS, SCALAR, CONFIG, FACTOR, DROP, DTYPE = "axis", "scalar", "config", "factor", "drop", "dtype"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any, get_args
 
-from sitegen.formatversion import API_VERSION
+from sitegen.core.formatversion import API_VERSION
 from sitegen.importers.core import environment_document, gpu_slug
-from sitegen.importers.ligertables import LIGER_REPOSITORY
-from sitegen.model.definitions import Pass
+from sitegen.core.ligertables import LIGER_REPOSITORY
+from sitegen.format.model.definitions import Pass
 
 FAMILY = "liger_kernel_bench"
 HARNESS = {"name": "Liger-Kernel benchmark scripts", "repository": LIGER_REPOSITORY}

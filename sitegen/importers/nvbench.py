@@ -33,7 +33,7 @@ from sitegen.importers.core import Plan, RowError
 from sitegen.importers.harness import (
     SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339, where_type,
 )
-from sitegen.problems import Problem
+from sitegen.core.problems import Problem
 
 HARNESS_URL = "https://github.com/NVIDIA/nvbench"
 OBSERVED_AT = click.Option(["--observed-at"], metavar="TIME",

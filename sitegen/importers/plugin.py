@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import click
 
 from sitegen.importers.core import Plan
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 
 IMPORTERS_GROUP = "sitegen.importers"
 # Shipped with sitegen; an installed sitegen also declares them as entry points (pyproject).

@@ -30,7 +30,7 @@ from sitegen.importers.harness import (
     SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339, sampled_timing, scalar,
     where_type,
 )
-from sitegen.problems import Problem
+from sitegen.core.problems import Problem
 
 HARNESS_URL = "https://github.com/ionelmc/pytest-benchmark"
 _STATS = {"min": "min", "max": "max", "mean": "mean", "median": "median", "stddev": "stdev"}

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.config import MAX_TOML_BYTES, SOURCES_DIR, Source
-from sitegen.inputfile import read_regular
-from sitegen.loader import LOCK_NAME
-from sitegen.problems import InputError, Problem
-from sitegen.transaction import Transaction
+from sitegen.registry.config import MAX_TOML_BYTES, SOURCES_DIR, Source
+from sitegen.core.inputfile import read_regular
+from sitegen.format.loader import LOCK_NAME
+from sitegen.core.problems import InputError, Problem
+from sitegen.registry.transaction import Transaction
 
 
 @dataclass
@@ -96,8 +96,8 @@ def check_target(root: Path, documents: dict[str, dict[str, Any]]) -> Target:
     bless by re-locking it), an unreadable file, a name or digest the import's documents
     would collide with, or a reference the import's documents would break.
     """
-    from sitegen.loader import validate_document
-    from sitegen.registry import check_references, index, lock_key, open_registry
+    from sitegen.format.loader import validate_document
+    from sitegen.registry.folder import check_references, index, lock_key, open_registry
 
     existing = open_registry(root).records if root.exists() else []
     # open_registry matched every document against the lock, so kept records' digests are
@@ -125,6 +125,6 @@ def write_lock(txn: Transaction, documents: dict[str, str]) -> bool:
 
     A lock that build and verify would refuse (over the size bound) is refused here.
     """
-    from sitegen.registry import checked_lock_bytes
+    from sitegen.registry.folder import checked_lock_bytes
 
     return bool(write_files(txn, {LOCK_NAME: checked_lock_bytes(txn.root, documents)}).written)

@@ -23,11 +23,11 @@ from pydantic import ValidationError
 
 from sitegen.importers.core import Plan, RowError
 from sitegen.importers.harness import SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results
-from sitegen.inputfile import read_regular
-from sitegen.model.common import Short, Strict
-from sitegen.model.definitions import Pass
-from sitegen.model.setup import Statistic
-from sitegen.problems import InputError, Problem, json_path
+from sitegen.core.inputfile import read_regular
+from sitegen.format.model.common import Short, Strict
+from sitegen.format.model.definitions import Pass
+from sitegen.format.model.setup import Statistic
+from sitegen.core.problems import InputError, Problem, json_path
 
 MAX_BYTES = 256 * 1024 * 1024
 SCALE = {"ns": 1, "us": 1000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -162,7 +162,7 @@ def _csv_rows(text: str, shown: str, mapping: TableMap, plan: Plan) -> list[tupl
 
 
 def _jsonl_rows(text: str, shown: str, plan: Plan) -> list[tuple[int, dict[str, Any]]]:
-    from sitegen.strictjson import parse_bytes
+    from sitegen.core.strictjson import parse_bytes
 
     rows = []
     for line, raw in enumerate(text.splitlines(), start=1):

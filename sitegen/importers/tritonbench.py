@@ -30,8 +30,8 @@ import click
 from sitegen.importers.core import Plan, RowError
 from sitegen.importers.harness import SOURCE_OPTIONS, HarnessImporter, Result, nanoseconds, plan_results, read_json, rfc3339
 from sitegen.importers.nvbench import OBSERVED_AT
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
 
 HARNESS_URL = "https://github.com/meta-pytorch/tritonbench"
 PASSES = {"fwd": "forward", "bwd": "backward", "fwd_bwd": "full", "fwd_no_grad": "forward"}

@@ -12,7 +12,7 @@ import importlib
 import importlib.metadata
 
 from sitegen.operations.base import Implementation, Operation
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 
 OPERATIONS_GROUP = "sitegen.operations"
 IMPLEMENTATIONS_GROUP = "sitegen.implementations"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sitegen.rerun.plan.cases import DTYPES, Workload
+from sitegen.core.workload import DTYPES, Workload
 
 COMPARATOR = ("normwise_relative: |Δloss| ≤ rtol·|loss| and ‖Δgrad‖₂ ≤ rtol·‖grad‖₂ against float64 "
               "(every differentiable input's gradient), outputs all finite")
@@ -82,7 +82,7 @@ class Operation:
     # -- documents ----------------------------------------------------------------------
     def operation_document(self) -> dict[str, Any]:
         """The OperationSpec the runs reference (override to reuse one already in the registry)."""
-        from sitegen.formatversion import API_VERSION
+        from sitegen.core.formatversion import API_VERSION
 
         axes = [{"name": a, "description": self.axis_descriptions.get(a, a.replace("_", " "))} for a in self.axes]
         return {"apiVersion": API_VERSION, "kind": "OperationSpec",
@@ -94,7 +94,7 @@ class Operation:
         return []
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
 
         return catalog.workload_document(self.name, w.sizes, dtype=w.dtype, tensors=self.tensors(w) or None,
                                          operation=self.operation_document())

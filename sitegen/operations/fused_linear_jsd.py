@@ -12,7 +12,7 @@ from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
 from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer, bundled_document, revision
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 BETA = 0.5
 # float64 autograd a chunk of rows at a time: [1024, 128256] float64 is 1 GB a tensor.
@@ -178,8 +178,8 @@ class MatmulSitegenJSD(Implementation):
         return Head()
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
-        from sitegen.digest import document_digest
-        from sitegen.formatversion import API_VERSION
+        from sitegen.core.digest import document_digest
+        from sitegen.core.formatversion import API_VERSION
         from sitegen.rerun.outcome.records import named
 
         doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",

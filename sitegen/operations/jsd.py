@@ -12,7 +12,7 @@ from typing import Any
 
 from sitegen.operations.base import Implementation, Operation, torch_dtype
 from sitegen.operations.peers import LigerPeer, TorchPeer, bundled_document, kernels_file
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 BETA = 0.5  # LigerJSD's default, and the one Liger's benchmark times
 _CHUNK_ELEMENTS = 1 << 26
@@ -54,12 +54,12 @@ class JSD(Operation):
 
     def operation_document(self) -> dict[str, Any]:
         # Liger's importer wrote this document: the same bytes put reruns in its cohorts.
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
 
         return catalog.operation_document("jsd")
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
 
         return catalog.jsd_workload_document(w["tokens"], w["vocab"], w.dtype)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sitegen.operations.base import Operation, torch_dtype
 from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 LIGER_VOCAB = (4096, 8192, 16384, 32768, 65536, 131072)
 LIGER_TOKENS = (16384,)  # B·T = 8 × 2048 in Liger's benchmark scripts

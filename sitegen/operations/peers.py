@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sitegen.operations.base import Implementation
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 
 def kernels_file(name: str):
@@ -32,7 +32,7 @@ def bundled_document(kernel: str, source: str, target: tuple[str, str], *, title
                      commit, repository, **spec) -> dict[str, Any]:
     """ImplementationRevision ``record`` of sitegen's own kernel for ``kernel`` (kernels/``source``):
     the importer's, with the revision and callable that ran and ``spec``'s further fields."""
-    from sitegen.importers import catalog
+    from sitegen.core import identity as catalog
     from sitegen.rerun.outcome.records import named
 
     doc = catalog.implementation_document(kernel, "sitegen", None)
@@ -53,17 +53,17 @@ class ImportedDocuments:
 
     @property
     def definition(self) -> str:
-        from sitegen.importers.ligertables import SEMANTICS
+        from sitegen.core.ligertables import SEMANTICS
 
         return SEMANTICS.get(self.kernel, self.title)
 
     def operation_document(self) -> dict[str, Any]:
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
 
         return catalog.operation_document(self.kernel)
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
 
         axes = {name: w[name] for name in catalog.operation_axes(self.kernel)}
         return catalog.workload_document(self.kernel, axes, dtype=w.dtype, scalars=self.scalars or None)
@@ -78,7 +78,7 @@ class Peer(Implementation):
     callable: ClassVar[tuple[str, str]] = ("", "")
 
     def document(self, op: dict, *, run_version, **_) -> dict:
-        from sitegen.importers import catalog
+        from sitegen.core import identity as catalog
         from sitegen.rerun.outcome.records import named
 
         doc = catalog.implementation_document(self.kernel, self.provider, run_version)

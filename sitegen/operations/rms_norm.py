@@ -11,7 +11,7 @@ from typing import Any
 
 from sitegen.operations.base import Operation, torch_dtype
 from sitegen.operations.peers import ImportedDocuments, LigerPeer, TorchPeer
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 EPS = 1e-6
 

@@ -23,19 +23,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sitegen.digest import document_digest
-from sitegen.problems import InputError, Problem
-from sitegen.progress import Progress
+from sitegen.core.digest import document_digest
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.progress import Progress
 from sitegen.rerun.measure import gpustate
-from sitegen.rerun import protocol
+from sitegen.rules import protocol
 from sitegen.rerun.outcome import journal, records
 from sitegen.rerun.plan import fits, revision
 from sitegen.rerun.outcome.assemble import outcome
-from sitegen.rerun.plan.cases import Case, Workload, cases
+from sitegen.core.workload import Case, Workload, cases
 from sitegen.rerun.measure.environment import environment_spec, instance
 from sitegen.rerun.plan.like import LikePlan
 from sitegen.rerun.measure.watch import Watch
-from sitegen.verdict import judge
+from sitegen.rules.verdict import judge
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Options:
     # host, measuring with no GPU UUID to tell them apart).
     host: str | None = None
     key: Path | None = None
-    """OpenSSH Ed25519 private key that signs the runs written (sitegen.signing); read only when writing."""
+    """OpenSSH Ed25519 private key that signs the runs written (sitegen.trust.signing); read only when writing."""
     journal: dict[str, str] | None = None
     """The out folder's rerun journal as read when the command started, before any plugin's process ran
     (an operation plugin's describing process runs its code too); None: read it when measuring starts."""

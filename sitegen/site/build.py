@@ -14,13 +14,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sitegen.config import Config, Site, load_config
-from sitegen.forkpool import default_jobs
-from sitegen.formatversion import API_VERSION
-from sitegen.problems import InputError, Problem
-from sitegen.progress import Progress
-from sitegen.registry import open_registry
-from sitegen.schemas import schema_files
+from sitegen.registry.config import Config, Site, load_config
+from sitegen.core.forkpool import default_jobs
+from sitegen.core.formatversion import API_VERSION
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.progress import Progress
+from sitegen.registry.folder import open_registry
+from sitegen.format.jsonschema import schema_files
 from sitegen.site.text import labels as L
 from sitegen.site.charts.views import sweep_charts
 from sitegen.site.pages.citation import citation_cff
@@ -147,9 +147,9 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
     per core). When ``out`` was built by
     sitegen from the very same inputs (fingerprint.build_inputs) and still holds every
     file it wrote, it is left as it is. Documents of files whose bytes were loaded before
-    (sitegen.buildload), the rankings of unchanged cohorts (sitegen.site.engine.rankcache) and
+    (sitegen.state.cachedload), the rankings of unchanged cohorts (sitegen.site.engine.rankcache) and
     listing rows' tokens (sitegen.site.engine.rowtokens) come from the registry's build state
-    (sitegen.buildstate), opened once for the build and never with ``full``.
+    (sitegen.state.store), opened once for the build and never with ``full``.
     ``explain``: pages (site paths) to say of whether they were made again, and why (sitegen.site.engine.explain).
     ``checked``: what sitegen.site.engine.uptodate.check found for these very arguments, when the caller asked first.
     """

@@ -34,7 +34,7 @@ def _compiled():
     Jinja's own cache of compiled templates, in the user's cache folder, keyed by each template's source."""
     from jinja2 import FileSystemBytecodeCache
 
-    from sitegen.buildstate import cache_base
+    from sitegen.state.store import cache_base
 
     # The source is the key Jinja checks; the options it compiles with are in the folder's name.
     folder = cache_base() / "templates" / hashlib.sha256(repr(_OPTIONS).encode()).hexdigest()[:16]

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from besides import beside
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"

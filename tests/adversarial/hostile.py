@@ -109,7 +109,7 @@ def _deep_toml(depth: int) -> str:
 
 
 def _oversized_lock(tmp: Path) -> list[str]:
-    from sitegen.lockfile import MAX_LOCK_BYTES
+    from sitegen.registry.lockfile import MAX_LOCK_BYTES
 
     root = registry(tmp)
     with open(root / "digests.lock", "r+b") as handle:

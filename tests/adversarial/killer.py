@@ -63,7 +63,7 @@ _wrap(site_write.SiteWriter, "add")
 if __name__ == "__main__":
     import runpy
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     try:
         if sys.argv[1].endswith(".py"):

@@ -19,7 +19,7 @@ import headless
 import html5lib
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.rerun.outcome import records
 
 SEED = "runs/sitegen-h200-tokens2048-2026-08-20.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importers"))
 from kernelbenchdata import KERNELBENCH, require_kernelbench  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 from sitegen.site.outputs.downloads import COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rules"))

@@ -44,7 +44,7 @@ def test_full_disk_in_a_build_names_the_output_file_and_keeps_the_old_site(tmp_p
     import sitegen.site.engine.write as write
     from besides import beside
     from faults import FIXTURE, snapshot
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     out = tmp_path / "site"
     # Without search first, so the second build is a real one, not the up-to-date skip.

@@ -17,7 +17,7 @@ def test_settings_errors_read_like_record_errors(tmp_path):
     from click.testing import CliRunner
 
     from hostile import registry
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     root = registry(tmp_path)
     (root / "sitegen.toml").write_text('[site]\nbase_url = "ftp://x"\n')

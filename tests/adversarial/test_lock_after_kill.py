@@ -11,8 +11,8 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from faults import SCENARIOS, count_points, run_killer, snapshot
-from sitegen.cli import main
-from sitegen.transaction import COMMITTED, JOURNAL
+from sitegen.cli.main import main
+from sitegen.registry.transaction import COMMITTED, JOURNAL
 
 
 def _killed_past_commit(tmp_path):

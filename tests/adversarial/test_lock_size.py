@@ -9,9 +9,9 @@ import shutil
 from click.testing import CliRunner
 
 from hostile import FIXTURE
-from sitegen import lockfile
-from sitegen.cli import main
-from sitegen.strictjson import MAX_FILE_BYTES
+from sitegen.registry import lockfile
+from sitegen.cli.main import main
+from sitegen.core.strictjson import MAX_FILE_BYTES
 
 WORKLOAD = "workloads/jsd-vocab128256-tokens2048-fp32.json"
 # Long names make each lock line about 290 bytes, so 15,000 small documents pass 4 MiB.

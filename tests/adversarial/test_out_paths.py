@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from besides import beside
 from hostile import registry
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 
 def _build(records: Path, out: str):

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from hostile import RUN, registry
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 INJECTED_URL = "https://example.org/}},note={INJECTED"
 

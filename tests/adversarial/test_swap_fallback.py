@@ -11,7 +11,7 @@ import sitegen.site.engine.swap as swap
 import sitegen.site.engine.write as write
 from besides import beside
 from faults import FIXTURE, snapshot
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 
 def _build(out):

@@ -7,7 +7,7 @@ import shutil
 from click.testing import CliRunner
 
 from hostile import FIXTURE
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 
 def test_unlocked_builds_and_verifies_with_one_warning(tmp_path):

@@ -14,9 +14,9 @@ from pathlib import Path
 import feedparser
 from click.testing import CliRunner
 
-from sitegen.cli import main
-from sitegen.digest import document_digest
-from sitegen.registrysigning import sign_registry
+from sitegen.cli.main import main
+from sitegen.core.digest import document_digest
+from sitegen.trust.registrysigning import sign_registry
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"

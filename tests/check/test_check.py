@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 SOURCE = Path(__file__).resolve().parents[1] / "importers" / "data" / "pytest-benchmark" / "topk.json"
 LIGER_CSV = Path(__file__).resolve().parents[1] / "data" / "liger" / "all_benchmark_data.csv"

@@ -13,7 +13,7 @@ import click
 import pytest
 import yaml
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "github-workflow.yml"
 

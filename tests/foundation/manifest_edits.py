@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -42,8 +42,9 @@ def registry(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def loads(monkeypatch) -> list[str]:
     """The files `lock` and `verify` load in full (in this process: one job); import it to use it."""
-    from sitegen import forkpool, summaries
+    from sitegen.core import forkpool
 
+    from sitegen.state import summaries
     loaded, load = [], summaries.load_bytes
     monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
     monkeypatch.setattr(summaries, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))

@@ -137,7 +137,7 @@ def test_missing_path(tmp_path):
 def test_real_process_prints_one_line_and_no_traceback(name):
     # A real interpreter: real recursion limit, real stderr encoding.
     result = subprocess.run(
-        [sys.executable, "-c", "from sitegen.cli import main; main()", "validate", str(BAD / name)],
+        [sys.executable, "-c", "from sitegen.cli.main import main; main()", "validate", str(BAD / name)],
         capture_output=True, text=True, cwd=REPO, timeout=60,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )

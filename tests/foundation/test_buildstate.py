@@ -1,4 +1,4 @@
-"""The build state (sitegen.buildstate) is a cache: a damaged, foreign, unwritable or half-written
+"""The build state (sitegen.state.store) is a cache: a damaged, foreign, unwritable or half-written
 database is no cache and never an error, and a command killed mid-write leaves it usable."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 
 from manifest_edits import SMALL, cli, loads, registry  # noqa: F401 (loads, registry: fixtures)
 
-from sitegen.buildstate import FORMAT, open_state, state_path
-from sitegen.loader import LOCK_NAME
-from sitegen.registry import lock_contents, open_registry
+from sitegen.state.store import FORMAT, open_state, state_path
+from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.folder import lock_contents, open_registry
 
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
 
@@ -109,7 +109,7 @@ def test_a_state_opened_without_a_database_misses_and_drops_writes(registry):
 
 _KILLED_MID_WRITE = """
 import os, signal, sys
-from sitegen import buildstate
+from sitegen.state import store as buildstate
 
 execute = buildstate.sqlite3.Connection.execute
 
@@ -122,7 +122,7 @@ class Dying(buildstate.sqlite3.Connection):
 
 connect = buildstate.sqlite3.connect
 buildstate.sqlite3.connect = lambda *a, **k: connect(*a, factory=Dying, **k)
-from sitegen.cli import main
+from sitegen.cli.main import main
 sys.argv = ["sitegen", "lock", sys.argv[1]]
 main()
 """

@@ -11,9 +11,9 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.digest import canonical
-from sitegen.loader import discover
-from sitegen.strictjson import read_file
+from sitegen.core.digest import canonical
+from sitegen.format.loader import discover
+from sitegen.core.strictjson import read_file
 
 EXACT = 2**53 - 1
 RECORDS = Path(__file__).resolve().parents[2] / "records"
@@ -55,7 +55,7 @@ def test_same_bytes_for_every_bundled_document():
 def test_text_within_the_basic_multilingual_plane_takes_the_fast_path(value, monkeypatch):
     # The fast path is what makes digesting a large registry cheap: any text whose characters
     # all lie in the BMP (through U+FFFF itself), ASCII or not, never needs the slow encoder.
-    import sitegen.digest as digest
+    import sitegen.core.digest as digest
 
     expected = rfc8785.dumps(value)
     monkeypatch.setattr(digest.rfc8785, "dumps", lambda _: pytest.fail("slow path taken"))

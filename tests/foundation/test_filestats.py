@@ -1,4 +1,4 @@
-"""A build fingerprints registry files by their stat where it can (sitegen.filestats), and never
+"""A build fingerprints registry files by their stat where it can (sitegen.state.filestats), and never
 misses an edit for it: an edit that keeps the size and puts the mtime back is still seen, a
 file written within the clock's tick of its hashing is read again, and nothing reached
 through a link is taken on trust."""
@@ -11,9 +11,11 @@ from pathlib import Path
 
 from manifest_edits import cli, loads, registry  # noqa: F401 (loads, registry: fixtures)
 
-from sitegen import filestats, summaries
-from sitegen.buildstate import open_state
-from sitegen.filestats import RACY_NS, FileStats, stat_key
+from sitegen.state import filestats
+
+from sitegen.state import summaries
+from sitegen.state.store import open_state
+from sitegen.state.filestats import RACY_NS, FileStats, stat_key
 from sitegen.site.engine.fingerprint import build_inputs
 
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
@@ -117,8 +119,9 @@ def test_attest_reads_only_the_files_whose_stat_changed_and_its_note_is_locked(r
     # `attest` checks the whole registry before it writes, as `lock` does, through the same
     # summaries: after a lock, a note reads only the run it is on (whose digest it records; a
     # --value reads the run's protocol too), and the lock it writes holds every document.
-    from sitegen import forkpool, loader
+    from sitegen.core import forkpool
 
+    from sitegen.format import loader
     monkeypatch.setattr(filestats, "_clock", LATER)
     monkeypatch.setattr(forkpool, "default_jobs", lambda: 1)
     reads = []
@@ -163,7 +166,7 @@ def test_attest_checks_every_document_again_where_a_stat_vouched_for_bytes_that_
 
 
 def test_the_first_lock_after_a_build_validates_nothing_again(registry, loads, tmp_path):
-    # A build keeps each file's validated documents (sitegen.buildload); the first lock (or
+    # A build keeps each file's validated documents (sitegen.state.cachedload); the first lock (or
     # attest, or verify) after it reads and hashes the files but takes their documents from there
     # instead of validating every one again, and locks exactly what a full load would.
     lock = (registry / "digests.lock").read_bytes()
@@ -184,7 +187,7 @@ def test_the_first_lock_after_a_build_on_several_processes_validates_nothing_aga
     # Each forked worker reads its own folders' build documents from the build state (a
     # connection never crosses a fork): a load in a worker is written to a file, since the
     # parent's memory is not the worker's.
-    from sitegen import forkpool
+    from sitegen.core import forkpool
 
     lock = (registry / "digests.lock").read_bytes()
     assert cli("build", "--records", registry, "--out", tmp_path / "site", "--no-search").exit_code == 0

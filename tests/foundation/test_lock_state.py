@@ -11,10 +11,10 @@ import pytest
 
 from manifest_edits import SMALL, cli, loads, problem_lines, registry  # noqa: F401 (loads, registry: fixtures)
 
-from sitegen import summaries
-from sitegen.buildstate import open_state, state_path
-from sitegen.loader import LOCK_NAME
-from sitegen.registry import lock_contents, open_registry
+from sitegen.state import summaries
+from sitegen.state.store import open_state, state_path
+from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.folder import lock_contents, open_registry
 
 
 
@@ -34,7 +34,7 @@ def _rewrite(root: Path, change) -> None:
 
 def _a_run(root: Path) -> Path:
     # Nothing references it, and it has no raw samples: a latency edited under its samples
-    # is refused by validation itself (sitegen.figures), before any digest is compared.
+    # is refused by validation itself (sitegen.rules.recompute), before any digest is compared.
     return root / "runs" / "liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"
 
 
@@ -140,7 +140,7 @@ def test_folders_gone_from_the_registry_are_forgotten(registry):
 @pytest.fixture(params=[1, 3], ids=["one-process", "three-processes"])
 def forks(request, monkeypatch) -> tuple[int, list[int]]:
     """`lock` and `verify` on as many cores as the parameter; it, and the size of each pool they fork."""
-    from sitegen import forkpool
+    from sitegen.core import forkpool
 
     pools, pool = [], forkpool.forked_pool
 
@@ -178,7 +178,7 @@ def test_a_loading_process_killed_fails_the_lock_with_one_line(registry, monkeyp
     import os
     import signal
 
-    from sitegen import forkpool
+    from sitegen.core import forkpool
 
     parent, summarize = os.getpid(), summaries._summarize_folder
 
@@ -201,8 +201,9 @@ def test_a_loading_process_killed_fails_the_lock_with_one_line(registry, monkeyp
 _SLOW_LOCK = """
 import os, sys, time
 from pathlib import Path
-from sitegen import forkpool, summaries
+from sitegen.core import forkpool
 
+from sitegen.state import summaries
 parent, summarize, seen = os.getpid(), summaries._summarize_folder, Path(sys.argv[2])
 
 def slow(*args):
@@ -213,7 +214,7 @@ def slow(*args):
 
 forkpool.default_jobs = lambda: 2
 summaries._summarize_folder = slow
-from sitegen.cli import main
+from sitegen.cli.main import main
 sys.argv = ["sitegen", "lock", sys.argv[1]]
 main()
 """

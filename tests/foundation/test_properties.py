@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from manifest_edits import VALID, leaves, with_leaf_changed
 
-from sitegen.digest import document_digest
-from sitegen.loader import load_file, validate_document
-from sitegen.rerun.measure.stats import summary
-from sitegen.problems import InputError
-from sitegen.strictjson import parse_bytes
+from sitegen.core.digest import document_digest
+from sitegen.format.loader import load_file, validate_document
+from sitegen.rules.stats import summary
+from sitegen.core.problems import InputError
+from sitegen.core.strictjson import parse_bytes
 
 API = "kernelindex.dev/v1alpha1"
 SETTINGS = settings(max_examples=100, deadline=None)
@@ -76,7 +76,7 @@ def timings(draw):
     if draw(st.booleans()):
         timing["samplesNs"] = draw(st.lists(counts, max_size=5))
         if timing["samplesNs"]:
-            # Raw samples fix the figures stated with them (sitegen.figures refuses any other).
+            # Raw samples fix the figures stated with them (sitegen.rules.recompute refuses any other).
             stated = summary(timing["samplesNs"])
             timing["latencyNs"] = {key: stated[key] for key in latency}
     return timing

@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
-from sitegen.digest import canonical, document_digest, sha256_digest
-from sitegen.strictjson import parse_bytes
+from sitegen.core.digest import canonical, document_digest, sha256_digest
+from sitegen.core.strictjson import parse_bytes
 
 
 def _double(bits: str) -> float:

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from manifest_edits import VALID, assert_clean_failure, cli, problem_lines
-from sitegen.config import load_config
-from sitegen.importers import catalog
-from sitegen.model import KINDS
-from sitegen.problems import InputError
+from sitegen.registry.config import load_config
+from sitegen.core import identity as catalog
+from sitegen.format.model import KINDS
+from sitegen.core.problems import InputError
 from sitegen.rerun.outcome.records import implementation_doc
 
 JSD_TERMS = {"forward": 2, "backward": 1, "full": 3}

@@ -8,10 +8,10 @@ import pytest
 
 from manifest_edits import REPO, VALID, cli, problem_lines
 
-import sitegen.schemas
-from sitegen.model import BUNDLE_KINDS, KINDS
+import sitegen.format.jsonschema
+from sitegen.format.model import BUNDLE_KINDS, KINDS
 
-SHIPPED = REPO / "sitegen" / "schemas"
+SHIPPED = REPO / "sitegen" / "format" / "schemas"
 
 
 def test_schema_check_passes_on_the_shipped_schemas():
@@ -30,14 +30,14 @@ def test_written_schemas_equal_the_shipped_ones(tmp_path):
 
 
 def test_schema_check_fails_on_drift(monkeypatch):
-    shipped = sitegen.schemas.committed_schema_files()
+    shipped = sitegen.format.jsonschema.committed_schema_files()
     drifted = {**shipped, "BenchmarkRun.schema.json": shipped["BenchmarkRun.schema.json"].replace(b'"median"', b'"p50"', 1)}
     assert drifted != shipped
-    monkeypatch.setattr(sitegen.schemas, "committed_schema_files", lambda: drifted)
+    monkeypatch.setattr(sitegen.format.jsonschema, "committed_schema_files", lambda: drifted)
     result = cli("schema", "--check")
     assert result.exit_code == 1
     [line] = problem_lines(result)
-    assert line.startswith("sitegen/schemas: $: ")
+    assert line.startswith("sitegen/format/schemas: $: ")
 
 
 def _fixture_documents():
@@ -59,13 +59,13 @@ def test_each_schema_validates_the_valid_fixtures(where, document):
 
 
 def test_schema_by_default_regenerates_sitegen_schemas_in_a_checkout(tmp_path, monkeypatch):
-    """The README says the schemas are generated into sitegen/schemas/; so does the command."""
-    folder = tmp_path / "sitegen" / "schemas"
+    """The README says the schemas are generated into sitegen/format/schemas/; so does the command."""
+    folder = tmp_path / "sitegen" / "format" / "schemas"
     folder.mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     result = cli("schema", "--json")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["out"] == "sitegen/schemas"
+    assert json.loads(result.stdout)["out"] == "sitegen/format/schemas"
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == {p.name: p.read_bytes() for p in SHIPPED.glob("*.schema.json")}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sitegen"]
 
@@ -75,5 +75,5 @@ def test_schema_outside_a_checkout_refuses_rather_than_scatter_folders(tmp_path,
     result = cli("schema")
     assert result.exit_code == 1
     [line] = problem_lines(result)
-    assert line == "sitegen/schemas: $: no such folder here: run in a sitegen checkout, or give --out DIR"
+    assert line == "sitegen/format/schemas: $: no such folder here: run in a sitegen checkout, or give --out DIR"
     assert list(tmp_path.iterdir()) == []

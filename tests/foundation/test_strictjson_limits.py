@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from sitegen.problems import InputError, Problem
-from sitegen.strictjson import MAX_DEPTH, MAX_SAFE_INTEGER, parse_bytes, read_file
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.strictjson import MAX_DEPTH, MAX_SAFE_INTEGER, parse_bytes, read_file
 
 FILE = "m.json"
 SURROGATE = "lone surrogate escape (\\ud800-\\udfff) is not Unicode; I-JSON forbids it"

@@ -7,7 +7,7 @@ import shutil
 
 from manifest_edits import REGISTRY, SEED, VALID, cli, problem_lines
 
-from sitegen.model import KINDS
+from sitegen.format.model import KINDS
 
 
 def test_a_valid_fixture_for_every_kind():

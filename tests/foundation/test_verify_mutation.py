@@ -10,9 +10,9 @@ import pytest
 
 from manifest_edits import REGISTRY, SEED, cli, leaves, problem_lines, with_leaf_changed
 
-from sitegen.atomicwrite import write_atomic
-from sitegen.loader import LOCK_NAME, load_paths
-from sitegen.registry import index, lock_contents
+from sitegen.core.atomicwrite import write_atomic
+from sitegen.format.loader import LOCK_NAME, load_paths
+from sitegen.registry.folder import index, lock_contents
 
 REGISTRY_FILES = sorted(p.name for p in REGISTRY.glob("*.json"))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -22,7 +22,7 @@ def documents(out: Path, folder: str) -> list[dict]:
 
 def by_digest(out: Path) -> dict[str, dict]:
     """Every document of the registry by its digest, as the runs reference them."""
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     return {document_digest(d): d for folder in ("operations", "workloads", "implementations", "protocols", "environments")
             for d in documents(out, folder)}

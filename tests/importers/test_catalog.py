@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from sitegen.digest import document_digest
-from sitegen.importers import catalog
-from sitegen.model import KINDS
+from sitegen.core.digest import document_digest
+from sitegen.core import identity as catalog
+from sitegen.format.model import KINDS
 
 
 def _valid(document: dict) -> None:
@@ -19,8 +19,8 @@ def _valid(document: dict) -> None:
 def test_catalog_imports_without_pydantic():
     code = (
         "import sys; sys.modules['pydantic'] = None\n"
-        "from sitegen.importers.ligertables import KERNELS, PROVIDERS\n"
-        "from sitegen.importers.catalog import jsd_workload_document, operation_document, implementation_document\n"
+        "from sitegen.core.ligertables import KERNELS, PROVIDERS\n"
+        "from sitegen.core.identity import jsd_workload_document, operation_document, implementation_document\n"
         "jsd_workload_document(2048, 128256, 'fp32'); operation_document('jsd'); implementation_document('jsd', 'liger', '0.8.0')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
-from sitegen.digest import document_digest
-from sitegen.importers import catalog
+from sitegen.cli.main import main
+from sitegen.core.digest import document_digest
+from sitegen.core import identity as catalog
 from sharedinputs import CSV, needs_csv, require_csv
 
 SEED = Path(__file__).parents[1] / "fixtures" / "valid" / "seed-manifest.json"

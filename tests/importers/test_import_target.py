@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
-from sitegen.loader import LOCK_NAME
-from sitegen.registry import lock_contents, open_registry
+from sitegen.cli.main import main
+from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.folder import lock_contents, open_registry
 from sharedinputs import CSV, require_csv
 
 SEED_RUN = "runs/jsd/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29.json"

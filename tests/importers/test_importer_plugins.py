@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 from sitegen.importers.plugin import BUILTIN
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"

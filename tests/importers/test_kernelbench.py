@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
-from sitegen.digest import document_digest
-from sitegen.importers import catalog
+from sitegen.cli.main import main
+from sitegen.core.digest import document_digest
+from sitegen.core import identity as catalog
 from kernelbenchdata import KERNELBENCH, SNAPSHOTS, require_kernelbench
 
 # The nine snapshots' timings, less the 14 that are null.

@@ -14,7 +14,7 @@ from importlib import resources
 
 import pytest
 
-from sitegen.importers import catalog
+from sitegen.core import identity as catalog
 from sitegen.importers.kernelbench import read_table
 from kernelbenchdata import KERNELBENCH, SNAPSHOTS, require_kernelbench
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kernelbenchdata import KERNELBENCH, require_kernelbench
-from sitegen.cli import main
-from sitegen.formatversion import API_VERSION
+from sitegen.cli.main import main
+from sitegen.core.formatversion import API_VERSION
 
 TIMINGS = Path("results/timing/L40S_matx3/baseline_time_torch_compile_cudagraphs.json")
 SOFTMAX = Path("KernelBench/level1/23_Softmax.py")

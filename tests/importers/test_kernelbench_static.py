@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 from kernelbenchdata import KERNELBENCH, require_kernelbench
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

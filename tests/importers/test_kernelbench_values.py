@@ -24,7 +24,7 @@ from kernelbenchdata import KERNELBENCH, require_kernelbench
 from sitegen.importers import kernelbench
 from sitegen.importers.core import RowError
 from sitegen.importers.kernelbench import _ns, _scalar, implementation_of, plan_import
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"
 FOLDER = "B200_together"
@@ -441,7 +441,7 @@ def test_a_workload_without_constants_or_dtype_reads_no_constants(tmp_path):
 
 @pytest.mark.parametrize("extra", [0, 1])
 def test_a_workload_title_is_cut_at_300_characters(tmp_path, extra):
-    from sitegen.importers import catalog
+    from sitegen.core import identity as catalog
     # Constants whose "name = 1 · … · fp32" label is 300 characters, or one more.
     names = [f"c{i}" + "x" * 57 for i in range(4)]
     names.append("d" * (300 - len(catalog.axes_label({n: 1 for n in [*names, ""]}, "fp32")) + extra))

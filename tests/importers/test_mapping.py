@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.importers import catalog
+from sitegen.core import identity as catalog
 from sitegen.importers.ligercases import CaseError, map_case
 from sharedinputs import CSV, require_csv
 

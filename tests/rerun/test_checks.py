@@ -2,11 +2,11 @@
 
 import pytest
 
-from sitegen.model import BenchmarkRun
+from sitegen.format.model import BenchmarkRun
 from sitegen.rerun.measure import gpustate
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 from sitegen.rerun.outcome.assemble import outcome
-from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.core.workload import Case, Workload
 from sitegen.rerun.measure.environment import environment_spec, instance
 from sitegen.rerun.outcome.records import run_doc
 from sitegen.operations.jsd import JSD
@@ -162,7 +162,7 @@ def test_time_below_floor_is_refused_and_honest_time_kept():
 
 
 def test_statistics_interpolate_like_do_bench():
-    from sitegen.rerun.measure.stats import quantile, summary
+    from sitegen.rules.stats import quantile, summary
 
     samples = [10, 40, 20, 30, 50]
     assert summary(samples)["median"] == 30 and summary(samples)["min"] == 10 and summary(samples)["max"] == 50

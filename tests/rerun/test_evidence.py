@@ -6,13 +6,13 @@ import time
 
 import pytest
 
-from sitegen.model import BenchmarkRun
-from sitegen.rerun.checks import integrity
-from sitegen.rerun import protocol
+from sitegen.format.model import BenchmarkRun
+from sitegen.rules import integrity
+from sitegen.rules import protocol
 from sitegen.rerun.outcome.assemble import outcome
-from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.core.workload import Case, Workload
 from sitegen.rerun.outcome.records import run_doc
-from sitegen.rerun.measure.stats import ci_half_width_rel, median_ci
+from sitegen.rules.stats import ci_half_width_rel, median_ci
 from sitegen.operations.jsd import JSD as JSDOperation
 
 JSD_OP = JSDOperation()

@@ -234,7 +234,7 @@ def test_the_driver_needs_no_torch_and_names_a_missing_product(cluster, tmp_path
 def test_gpus_and_replicas_need_ray(tmp_path):
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     result = CliRunner().invoke(main, ["rerun", *CASES, "--gpus", "H100", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--gpus and --replicas need --ray" in result.output
@@ -243,7 +243,7 @@ def test_gpus_and_replicas_need_ray(tmp_path):
 def test_an_address_nothing_listens_on_is_one_clear_line(tmp_path):
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     result = CliRunner().invoke(main, ["rerun", *CASES, "--ray", "127.0.0.1:1", "--out", str(tmp_path / "out")])
     assert result.exit_code == 1

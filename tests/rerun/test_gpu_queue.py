@@ -214,7 +214,7 @@ def test_a_bad_list_is_one_line_naming_the_file_and_the_json_path(tmp_path, regi
 
 def test_every_part_of_the_committed_list_is_a_command_sitegen_rerun_accepts():
     gpu_queue = load_queue()
-    from sitegen.rerun.commands import rerun
+    from sitegen.cli.rerun import rerun
 
     planned = gpu_queue.load_list(ROOT / "benchmarks" / "gpu_queue.toml")
     assert {g for p in planned for g in p.part.gpus} == {H100, H200}

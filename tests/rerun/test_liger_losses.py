@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.digest import document_digest
+from sitegen.core.digest import document_digest
 from sitegen.operations import load
 
 REPO = Path(__file__).resolve().parents[2]

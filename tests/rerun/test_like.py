@@ -5,13 +5,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from sitegen.digest import document_digest
-from sitegen.importers import catalog
-from sitegen.problems import InputError
+from sitegen.core.digest import document_digest
+from sitegen.core import identity as catalog
+from sitegen.core.problems import InputError
 from sitegen.rerun.plan.like import plan
 from sitegen.rerun.outcome.records import path_of, render
 from sitegen.rerun.plan.registryscan import scan
-from sitegen.verdict import judge
+from sitegen.rules.verdict import judge
 
 
 def _verdict(original_product, rerun_product, original_ns, new_ns, tolerance=0.05):
@@ -83,8 +83,8 @@ def test_plan_unknown_run_is_one_clear_problem(tmp_path):
 def test_like_on_cpu_links_the_original_and_says_not_comparable(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
-    from sitegen.cli import main
-    from sitegen.loader import load_paths
+    from sitegen.cli.main import main
+    from sitegen.format.loader import load_paths
 
     digest = liger_registry(tmp_path)
     result = CliRunner().invoke(main, ["rerun", "--interpret", "--like", "liger-jsd-forward-torch-tiny",

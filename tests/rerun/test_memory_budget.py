@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
 from sitegen import operations  # noqa: E402
-from sitegen.problems import InputError  # noqa: E402
+from sitegen.core.problems import InputError  # noqa: E402
 from sitegen.rerun.measure.clock import Clock  # noqa: E402
 from sitegen.rerun.measure.memory import fit  # noqa: E402
 from sitegen.rerun.measure.passes import PassRunner  # noqa: E402
@@ -128,14 +128,15 @@ def test_every_shipped_workload_passes_the_least_need_on_an_80_gb_h100():
     h100 = 81559 << 20  # NVML's memory of an H100 80GB HBM3
     for name in operations.BUILTIN:
         op = operations.load(name)
-        from sitegen.rerun.plan.cases import workloads
+        from sitegen.core.workload import workloads
 
         loads = workloads({a: tuple(op.default_axes[a]) for a in op.axes}, tuple(op.dtypes))
         assert fits.too_big(op, loads, h100, "NVIDIA H100 80GB HBM3") == [], name
 
 
 def test_the_rerun_refuses_before_any_measuring_process_starts(monkeypatch, tmp_path):
-    from sitegen.rerun import protocol, sweep
+    from sitegen.rerun import sweep
+    from sitegen.rules import protocol
     from sitegen.rerun.measure import gpustate
 
     monkeypatch.setattr(gpustate, "facts", lambda: {"product": "NVIDIA Fake 32GB", "memoryBytes": 32 * GiB})
@@ -169,7 +170,7 @@ def test_a_plugin_operation_is_sized_from_its_own_process(monkeypatch):
     from pathlib import Path
 
     from sitegen.rerun.plan import opfacts
-    from sitegen.rerun.plan.cases import Workload
+    from sitegen.core.workload import Workload
 
     plugins = Path(__file__).resolve().parent / "plugins"
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])))

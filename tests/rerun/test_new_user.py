@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.digest import document_digest
-from sitegen.importers import catalog
+from sitegen.core.digest import document_digest
+from sitegen.core import identity as catalog
 from sitegen.rerun.outcome.records import path_of, render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def files_under(root: Path) -> dict[str, bytes]:
 def record_registry(root: Path, impl: str, tokens: int, vocab: int) -> str:
     """A published-looking record of ``impl`` at tokens × vocab (fp32, forward) under sitegen's protocol family."""
     from sitegen.operations.jsd import JSD
-    from sitegen.rerun import protocol
+    from sitegen.rules import protocol
 
     op = catalog.operation_document("jsd")
     workload = catalog.jsd_workload_document(tokens, vocab, "fp32")
@@ -162,7 +162,7 @@ def test_like_needs_its_implementation_installed(tmp_path):
 # Finding 3 (second half): --like under --interpret at the interpreter's sizes, not 2048 × 128256.
 def test_like_under_interpret_runs_at_the_interpreters_sizes(tmp_path):
     needs_gpu_extra()
-    from sitegen.loader import load_paths
+    from sitegen.format.loader import load_paths
 
     registry = tmp_path / "registry"
     name = record_registry(registry, "torch", 2048, 128256)
@@ -221,7 +221,7 @@ def test_rehearsal_in_a_fresh_checkout_leaves_records_untouched_and_the_build_wo
 def test_nothing_measured_writes_nothing(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
     from sitegen.rerun.plan import selection
     from sitegen.rerun import sweep
 

@@ -59,7 +59,7 @@ def test_inputs_are_log_probabilities_never_zeros():
 @pytest.mark.parametrize("rows, vocab", [(4, 2), (1, 3), (2, 1), (1, 1)])
 def test_fresh_draws_hold_at_tiny_shapes(rows, vocab):
     """Every call's own reference, at shapes down to one element."""
-    from sitegen.rerun import protocol
+    from sitegen.rules import protocol
 
     runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=rows, vocab=vocab), DEVICE, "full", seed=6, pool=1,
                         rtol=JSD_OP.tolerances["fp32"])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.gitread import clean_commit
+from sitegen.core.gitread import clean_commit
 from sitegen.operations import load
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.rerun.plan import plugins
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ def test_unknown_operation_and_implementation_are_one_line_each():
 def test_the_cli_refuses_an_axis_the_operation_lacks(tmp_path):
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     result = CliRunner().invoke(main, ["rerun", "--interpret", "--axis", "hidden=8", "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "jsd has no axis hidden; its axes: tokens, vocab" in result.output
@@ -136,7 +136,7 @@ def test_the_example_package_installs_and_reruns_through_its_entry_point(tmp_pat
 
 
 def _digest(doc):
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     return document_digest(doc)
 

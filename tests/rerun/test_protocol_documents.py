@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.digest import document_digest
+from sitegen.core.digest import document_digest
 from sitegen.operations import by_name, known
-from sitegen.rerun import protocol
+from sitegen.rules import protocol
 
 PROTOCOLS = sorted((Path(__file__).resolve().parents[2] / "records" / "protocols").glob("sitegen-rerun-controlled-*.json"))
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from sitegen.operations.jsd import JSD
-from sitegen.rerun import protocol
+from sitegen.rules import protocol
 
 TOLERANCES = JSD.tolerances
 
@@ -48,7 +48,7 @@ def test_every_committed_h200_rerun_was_measured_under_the_current_protocol():
     # A change to the protocol's text or numbers must come with a re-measure (#18 item 8): for each
     # operation, the harness as it stands must write the very protocol its committed reruns cite.
     from sitegen import operations
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     protocols = {document_digest(d): d for d in (json.loads(p.read_text(encoding="utf-8"))
                                                  for p in sorted((RECORDS / "protocols").glob("*.json")))}

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.rerun.measure import gpustate
 from sitegen.rerun import sweep
 from sitegen.operations import load
@@ -43,7 +43,7 @@ def test_interrupt_during_measurement_writes_nothing(tmp_path, monkeypatch):
 
 
 def test_existing_run_or_renamed_shared_document_is_never_overwritten(tmp_path):
-    from sitegen.importers.catalog import jsd_workload_document, operation_document
+    from sitegen.core.identity import jsd_workload_document, operation_document
 
     run = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "r"}, "spec": {"x": 1}}
     path = tmp_path / "runs" / "jsd" / "r.json"

@@ -9,9 +9,9 @@ pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")
 pytest.importorskip("numpy", reason="Triton's interpreter needs numpy")
 
-from sitegen.cli import main  # noqa: E402
-from sitegen.loader import load_paths  # noqa: E402
-from sitegen.model import BenchmarkRun  # noqa: E402
+from sitegen.cli.main import main  # noqa: E402
+from sitegen.format.loader import load_paths  # noqa: E402
+from sitegen.format.model import BenchmarkRun  # noqa: E402
 
 ARGS = ["rerun", "--interpret", "--tokens", "4", "--vocab", "64", "--dtype", "fp32", "--pass", "forward,full",
         "--impl", "sitegen,torch", "--json"]
@@ -75,8 +75,8 @@ def test_protocol_and_environment(sweep):
 
 
 def test_workloads_match_the_catalog(sweep):
-    from sitegen.digest import document_digest
-    from sitegen.importers.catalog import jsd_workload_document
+    from sitegen.core.digest import document_digest
+    from sitegen.core.identity import jsd_workload_document
 
     out, _ = sweep
     expected = document_digest(jsd_workload_document(4, 64, "fp32"))

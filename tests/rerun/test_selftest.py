@@ -29,7 +29,7 @@ def report():
 
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     result = CliRunner().invoke(main, ["rerun", "--self-test", "--json"] + ([] if CUDA else ["--interpret"]))
     assert result.exit_code == 0, result.output

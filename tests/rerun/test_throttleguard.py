@@ -6,7 +6,7 @@ import pytest
 
 from sitegen.rerun.measure import gpustate
 
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
 CAPPED = {"smClockMHz": 1695, "throttleReasons": ["sw_power_cap"]}

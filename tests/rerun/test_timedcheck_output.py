@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the timed-output check digests with torch")
 
-from sitegen.rerun.checks.checkparams import DIGEST_SLACK  # noqa: E402
+from sitegen.rules.checkparams import DIGEST_SLACK  # noqa: E402
 from sitegen.rerun.checks.timedcheck import TimedCheck  # noqa: E402
 
 SHAPE = (16, 32)

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the timed-output check digests with torch")
 
 from sitegen.rerun.checks import timedcheck  # noqa: E402
-from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: E402
+from sitegen.rules.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: E402
 from sitegen.rerun.checks.timedcheck import TimedCheck, aliasing, as_matrix, digest, foreign, modes  # noqa: E402
 
 SHAPE = (6, 5)

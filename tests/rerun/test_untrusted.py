@@ -6,9 +6,9 @@ import time
 import pytest
 
 from sitegen.operations.jsd import JSD as JSDOperation
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 from sitegen.rerun.outcome.assemble import guard_checks, outcome
-from sitegen.rerun.plan.cases import Case
+from sitegen.core.workload import Case
 
 torch = pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")

@@ -16,11 +16,11 @@ import json
 import shutil
 from pathlib import Path
 
-from sitegen.config import load_config
-from sitegen.digest import document_digest
-from sitegen.registry import open_registry
-from sitegen.registrysigning import sign_registry
-from sitegen.rerun.measure.stats import summary
+from sitegen.registry.config import load_config
+from sitegen.core.digest import document_digest
+from sitegen.registry.folder import open_registry
+from sitegen.trust.registrysigning import sign_registry
+from sitegen.rules.stats import summary
 from sitegen.site.facts.index import build_index
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
@@ -130,9 +130,9 @@ class RuleRegistry:
 
     def index(self):
         """The registry as the site sees it, locked and signed first: facts by run name."""
-        from sitegen.atomicwrite import write_atomic
-        from sitegen.loader import LOCK_NAME
-        from sitegen.registry import lock_contents
+        from sitegen.core.atomicwrite import write_atomic
+        from sitegen.format.loader import LOCK_NAME
+        from sitegen.registry.folder import lock_contents
 
         write_atomic(self.root / LOCK_NAME, lock_contents(open_registry(self.root, check_lock_file=False)))
         if self.to_sign:

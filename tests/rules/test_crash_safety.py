@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.site.engine import swap
-from sitegen.transaction import COMMITTED, JOURNAL, STAGED, recover, registry_transaction
+from sitegen.registry.transaction import COMMITTED, JOURNAL, STAGED, recover, registry_transaction
 
 
 def test_every_staged_file_is_synced_before_the_commit_point(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the gate runs on torch")
 
 from sitegen.operations.jsd import JSD  # noqa: E402
-from sitegen.rerun import protocol  # noqa: E402
+from sitegen.rules import protocol  # noqa: E402
 from sitegen.rerun.checks.gate import gate_workload  # noqa: E402
 from sitegen.rerun.selftest.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
 

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch", reason="the gate runs on torch")
 from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.operations.rms_norm import EPS, RMSNorm  # noqa: E402
 from sitegen.rerun.checks import gate, guards  # noqa: E402
-from sitegen.rerun import protocol
+from sitegen.rules import protocol
 from sitegen.rerun.measure.clock import Clock  # noqa: E402
 from sitegen.rerun.selftest.cheats import _Given  # noqa: E402 (returns loss; its backward hands out grad)
 

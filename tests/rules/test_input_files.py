@@ -1,4 +1,4 @@
-"""What docs promise about reading an input file (sitegen.inputfile), one clause each.
+"""What docs promise about reading an input file (sitegen.core.inputfile), one clause each.
 
 - Only regular files are read: a FIFO, a device or a folder is refused by its kind, before any read.
 - A file is never read past its limit: refused by its size, and refused too when it reports no
@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from sitegen import inputfile
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError
+from sitegen.core import inputfile
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError
 
 
 def _refusal(*args, **kwargs) -> str:

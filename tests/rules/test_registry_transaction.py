@@ -22,9 +22,9 @@ import time
 
 import pytest
 
-from sitegen import transaction
-from sitegen.problems import InputError
-from sitegen.transaction import COMMITTED, JOURNAL, STAGED, Transaction, recover, registry_transaction, writer_lock
+from sitegen.registry import transaction
+from sitegen.core.problems import InputError
+from sitegen.registry.transaction import COMMITTED, JOURNAL, STAGED, Transaction, recover, registry_transaction, writer_lock
 
 
 def _problems(caught) -> list[tuple[str, str]]:

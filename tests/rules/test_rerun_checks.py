@@ -1,16 +1,16 @@
 """The integrity checks' published rules on numbers alone (docs/rerun.md, the protocol's notes,
-sitegen/rerun/checks/integrity.py): each check is recorded as {name, passed, detail} under its own
+sitegen/rules/integrity.py): each check is recorded as {name, passed, detail} under its own
 name; a check that could not run reads "not checked" and never passes; each bound holds at
 its edge (a time at floor/1.15, a repeated-input speed-up of exactly 1.10x, host waits of
 exactly 2% + 30 us or 2% + 50 us, a capped clock at exactly 97% of max all pass), and the
-details state the figures sitegen.figures reads back.
+details state the figures sitegen.rules.recompute reads back.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 from sitegen.rerun.outcome.assemble import REFUSING, guard_checks
 
 
@@ -170,8 +170,8 @@ def test_guard_checks_name_each_guard_and_the_first_reason_any_process_saw():
 
 from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.rerun.outcome.assemble import outcome  # noqa: E402
-from sitegen.rerun.plan.cases import Case  # noqa: E402
-from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, summary  # noqa: E402
+from sitegen.core.workload import Case  # noqa: E402
+from sitegen.rules.stats import ci_half_width_rel, spread_rel, summary  # noqa: E402
 
 OP = JSD()
 W = OP.workload("fp32", tokens=8, vocab=64)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 from sitegen.rerun.outcome.assemble import outcome
-from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.core.workload import Case, Workload
 from sitegen.operations.jsd import JSD
 
 CASE = Case(Workload.of({"tokens": 2048, "vocab": 128256}, "fp32"), "forward", "x")

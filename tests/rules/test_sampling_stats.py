@@ -13,7 +13,7 @@ from math import comb
 
 import pytest
 
-from sitegen.rerun.measure.stats import ci_half_width_rel, median_ci, quantile
+from sitegen.rules.stats import ci_half_width_rel, median_ci, quantile
 
 
 def _coverage(n: int, lo: int, hi: int) -> float:
@@ -64,7 +64,7 @@ def test_quantiles_interpolate_linearly_and_refuse_no_samples():
 
 
 def test_processes_disagree_by_their_medians_spread_over_the_median_of_medians():
-    from sitegen.rerun.measure.stats import spread_rel
+    from sitegen.rules.stats import spread_rel
 
     assert spread_rel([1_000]) == 0.0  # one process agrees with itself
     assert spread_rel([1_000, 1_100]) == pytest.approx(100 / 1_050)
@@ -78,7 +78,7 @@ def test_a_median_of_one_nanosecond_still_has_a_relative_width():
 
 
 def test_each_stated_statistic_is_defined_as_the_harness_states_it():
-    from sitegen.rerun.measure.stats import statistic
+    from sitegen.rules.stats import statistic
 
     values = [10, 20, 30, 40, 50]
     assert statistic(values, "p20") == pytest.approx(18.0)

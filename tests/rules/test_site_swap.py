@@ -424,7 +424,7 @@ def test_an_output_holding_a_file_sitegen_did_not_write_is_refused_before_the_sw
     import shutil
     from pathlib import Path
 
-    from sitegen.problems import InputError
+    from sitegen.core.problems import InputError
     from sitegen.site.build import build_site
 
     if not exchange:

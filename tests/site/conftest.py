@@ -35,9 +35,9 @@ def registry_copy(tmp_path) -> Path:
 
 def relock(root: Path) -> None:
     """Record the registry's current digests, as `sitegen lock` does after a reviewed edit."""
-    from sitegen.atomicwrite import write_atomic
-    from sitegen.loader import LOCK_NAME
-    from sitegen.registry import lock_contents, open_registry
+    from sitegen.core.atomicwrite import write_atomic
+    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.folder import lock_contents, open_registry
 
     write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
 
@@ -50,7 +50,7 @@ def edit_run(root: Path, name: str, change, *, resign: bool = True) -> None:
     fixtures' key, as its key holder would after a reviewed edit (``resign=False``: left as it was)."""
     import json
 
-    from sitegen.registrysigning import sign_registry
+    from sitegen.trust.registrysigning import sign_registry
 
     path = root / "runs" / f"{name}.json"
     doc = json.loads(path.read_text())

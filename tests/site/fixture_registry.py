@@ -16,9 +16,9 @@ import json
 import shutil
 from pathlib import Path
 
-from sitegen.digest import document_digest
-from sitegen.rerun.measure.stats import summary
-from sitegen.registrysigning import sign_registry
+from sitegen.core.digest import document_digest
+from sitegen.rules.stats import summary
+from sitegen.trust.registrysigning import sign_registry
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "valid" / "seed-manifest.json"
@@ -62,7 +62,7 @@ def liger_run(name, impl, workload, protocol, environment, *, median_ms, observe
 
 def controlled_run(name, impl, workload, protocol, environment, *, samples_ms, uuid, observed, rerun_of=None, dry=False):
     samples = [round(ms * 1e6) for ms in samples_ms]
-    # As the harness states them, which is what validate recomputes (sitegen.figures).
+    # As the harness states them, which is what validate recomputes (sitegen.rules.recompute).
     stated = summary(samples)
     evidence = {
         "integrity": [

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sitegen.digest import document_digest
-from sitegen.rerun.measure.stats import summary
+from sitegen.core.digest import document_digest
+from sitegen.rules.stats import summary
 
 BASE_RUN = "sitegen-h200-tokens2048-2026-08-21"
 
@@ -79,7 +79,7 @@ def sign_planted(root: Path) -> None:
     """Sign every unsigned run planted in ``root`` with the fixtures' key, as the key holder of the machine
     that measured them would: a controlled rerun takes a place only when Verified."""
     from conftest import FIXTURE_KEY
-    from sitegen.registrysigning import sign_registry
+    from sitegen.trust.registrysigning import sign_registry
 
     unsigned = [p.stem for p in sorted((root / "runs").glob("*.json"))
                 if (doc := json.loads(p.read_text()))["spec"].get("evidence") and not doc["metadata"].get("signature")

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import TORCH_RUN, relock
-from sitegen.cli import main
-from sitegen import buildload
-from sitegen.buildstate import open_state, state_path, unpickle_models
+from sitegen.cli.main import main
+from sitegen.state import cachedload as buildload
+from sitegen.state.store import open_state, state_path, unpickle_models
 
 from test_incremental_build import _files
 
@@ -159,7 +159,7 @@ def test_a_payload_naming_anything_but_a_model_runs_nothing(registry_copy, tmp_p
 
 
 def test_another_sitegen_uses_none_of_the_documents(registry_copy, tmp_path, cache, loads, monkeypatch):
-    from sitegen import buildstate
+    from sitegen.state import store as buildstate
 
     assert _build(registry_copy, tmp_path / "site", "--jobs", "1").exit_code == 0
     files = len(loads)

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from conftest import FIXTURE, TORCH_RUN, edit_run
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 
 def _build(records: Path, out: Path, *explain: str) -> list[str]:
@@ -101,7 +101,7 @@ def test_pages_of_an_operation_whose_runs_did_not_change_are_taken_without_being
 
 
 def test_files_are_named_only_against_the_site_that_is_there(tmp_path):
-    # The build state's record of what a build saw (sitegen.buildstate) is of the site it
+    # The build state's record of what a build saw (sitegen.state.store) is of the site it
     # made; a site since replaced by a build that kept no record (--full) is not that site.
     records, out = _small(tmp_path)
 

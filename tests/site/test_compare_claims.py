@@ -86,8 +86,8 @@ def test_a_clear_gap_in_one_group_is_a_verdict(planted):
 
 
 def test_a_pair_across_comparison_groups_is_no_ranking():
-    from sitegen.config import load_config
-    from sitegen.registry import open_registry
+    from sitegen.registry.config import load_config
+    from sitegen.registry.folder import open_registry
     from sitegen.site.pages.compare import compare_page
     from sitegen.site.facts.index import build_index
 
@@ -126,8 +126,8 @@ def test_the_script_gives_the_same_verdicts(planted):
 
 
 def test_memory_is_more_or_lower_never_slower_or_faster():
-    from sitegen.config import load_config
-    from sitegen.registry import open_registry
+    from sitegen.registry.config import load_config
+    from sitegen.registry.folder import open_registry
     from sitegen.site.pages.compare import compare_page, ratio_words
     from sitegen.site.facts.index import build_index
 

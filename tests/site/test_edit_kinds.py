@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from besides import beside
 from conftest import TORCH_RUN
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 TORCH_RUN_4096 = "liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35"
 
@@ -114,7 +114,7 @@ def _edit_note(records: Path, before: dict[str, bytes]) -> dict:
 def _edit_implementation_name(records: Path, before: dict[str, bytes]) -> dict:
     """The torch implementation's display name (its spec.name, part of its digest): its runs name the
     new digest, as a user must update them, then `sitegen lock`."""
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     path = records / "implementations" / "torch.json"
     document = json.loads(path.read_text())
@@ -322,7 +322,7 @@ owner = importlib.import_module(module)
 for part in path:
     owner = getattr(owner, part)
 setattr(owner, attribute, lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL))
-from sitegen.cli import main
+from sitegen.cli.main import main
 sys.argv = ["sitegen", *sys.argv[3:]]
 main()
 """

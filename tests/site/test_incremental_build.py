@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from besides import beside
 from conftest import FIXTURE, TORCH_RUN, edit_run
-from sitegen.cli import main
+from sitegen.cli.main import main
 from sitegen.site.engine.marker import MARKER
-from sitegen.transaction import COMMITTED, JOURNAL, STAGED
+from sitegen.registry.transaction import COMMITTED, JOURNAL, STAGED
 
 
 

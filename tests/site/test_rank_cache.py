@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from sitegen import buildstate
-from sitegen.buildstate import open_state, state_path
+from sitegen.state import store as buildstate
+from sitegen.state.store import open_state, state_path
 from sitegen.site.engine import rankcache
 
 from test_incremental_build import _files

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.cli import main
-from sitegen.buildstate import open_state, state_path
+from sitegen.cli.main import main
+from sitegen.state.store import open_state, state_path
 from sitegen.site.engine import rowtokens
 
 from test_incremental_build import _files

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE, SEED_RUN
 from besides import beside
 from sitecheck import catalog_runs
-from sitegen.cli import main
+from sitegen.cli.main import main
 from sitegen.site.engine.marker import MARKER
 
 

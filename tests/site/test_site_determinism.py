@@ -13,7 +13,7 @@ def _build(out, hashseed: str, tz: str) -> dict[str, bytes]:
     env = {**os.environ, "PYTHONHASHSEED": hashseed, "TZ": tz}
     env.pop("SOURCE_DATE_EPOCH", None)
     subprocess.run(
-        [sys.executable, "-c", "from sitegen.cli import main; main()", "build", "--records", str(FIXTURE), "--out", str(out)],
+        [sys.executable, "-c", "from sitegen.cli.main import main; main()", "build", "--records", str(FIXTURE), "--out", str(out)],
         check=True, env=env, capture_output=True, cwd=out.parent,  # templates come from the package, not the cwd
     )
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}

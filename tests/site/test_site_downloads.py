@@ -87,7 +87,7 @@ def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_pa
 def test_text_a_spreadsheet_would_run_as_a_formula_is_defused(registry_copy, tmp_path):
     """An implementation named like a formula ("=1+2…", from an untrusted record) is text in the CSV, not a formula."""
     from conftest import relock
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
     from sitegen.site.build import build_site
 
     path = registry_copy / "implementations" / "torch.json"

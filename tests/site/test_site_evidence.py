@@ -7,8 +7,8 @@ import html
 import pytest
 
 from conftest import SEED_RUN, edit_run
-from sitegen.config import load_config
-from sitegen.registry import open_registry
+from sitegen.registry.config import load_config
+from sitegen.registry.folder import open_registry
 from sitegen.site.build import build_site
 from sitegen.site.facts.index import build_index
 

@@ -110,7 +110,7 @@ def test_implementation_and_gpu_pages_list_their_runs(site):
 
 def _move_runs_to_gpu(root, runs, product, env_name):
     """Put ``runs`` on a new environment whose hardware.product is ``product``."""
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     env = json.loads((root / "environments" / "sitegen-nvidia-h200.json").read_text())
     env["metadata"]["name"] = env_name

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SEED_RUN
-from sitegen.cli import main
-from sitegen.registry import open_registry
+from sitegen.cli.main import main
+from sitegen.registry.folder import open_registry
 from sitegen.site.build import build_site
 from sitegen.site.text.markdown import render_markdown
 
@@ -141,7 +141,7 @@ def test_values_are_normalized_in_the_runs_unit(text, metric, unit, stored):
 
 
 def test_the_value_a_record_page_suggests_is_accepted_as_shown():
-    from sitegen.site.text import units
+    from sitegen.core import units
     from sitegen.site.text.observedvalue import normalize
 
     for value, unit, metric, stored in ((9_110_560.0, "ns", "latency", "9.11 ms"), (2048.0, "MB", "memory", "2048 MB"),
@@ -150,7 +150,7 @@ def test_the_value_a_record_page_suggests_is_accepted_as_shown():
 
 
 def test_a_memory_run_takes_only_its_own_unit():
-    from sitegen.problems import InputError
+    from sitegen.core.problems import InputError
     from sitegen.site.text.observedvalue import normalize
 
     with pytest.raises(InputError) as err:
@@ -170,8 +170,8 @@ def test_attest_offers_exactly_the_kinds_the_model_defines():
     out = _run_python(
         "from typing import Literal, get_args\n"
         "from click.testing import CliRunner\n"
-        "from sitegen.cli import main\n"
-        "from sitegen.model.run import AttestationBody\n"
+        "from sitegen.cli.main import main\n"
+        "from sitegen.format.model.run import AttestationBody\n"
         "field = AttestationBody.model_fields['kind']\n"
         "field.annotation = Literal[(*get_args(field.annotation), 'benchmark_bug')]\n"
         "print(CliRunner().invoke(main, ['attest', '--help'], terminal_width=400).output)\n"
@@ -181,7 +181,7 @@ def test_attest_offers_exactly_the_kinds_the_model_defines():
 
 def test_sitegen_help_does_not_load_pydantic():
     out = _run_python(
-        "import sys\nfrom click.testing import CliRunner\nfrom sitegen.cli import main\n"
+        "import sys\nfrom click.testing import CliRunner\nfrom sitegen.cli.main import main\n"
         "assert CliRunner().invoke(main, ['--help']).exit_code == 0\nprint('pydantic' in sys.modules)\n"
     )
     assert out.strip() == "False"

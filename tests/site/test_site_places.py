@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from conftest import FIXTURE_KEY, OPERATION, relock
 from sitecheck import catalog_runs
-from sitegen.cli import main
-from sitegen.registrysigning import sign_registry
-from sitegen.rerun.measure.stats import summary
-from sitegen.signing import keygen
+from sitegen.cli.main import main
+from sitegen.trust.registrysigning import sign_registry
+from sitegen.rules.stats import summary
+from sitegen.trust.signing import keygen
 
 SITEGEN = "sitegen-h200-tokens2048-2026-08-21"
 LIGER = "liger-h200-tokens2048-rerun-2026-08-20"
@@ -35,7 +35,7 @@ def _plant(root, source: str, name: str, *, factor: float, implementation: dict 
     timing["latencyNs"] = {k: stated[k] for k in timing["latencyNs"]}
     doc["spec"]["observedAt"] = "2026-08-22T10:00:00Z"
     if implementation is not None:
-        from sitegen.digest import document_digest
+        from sitegen.core.digest import document_digest
 
         (root / "implementations" / f"{implementation['metadata']['name']}.json").write_text(json.dumps(implementation, indent=2))
         doc["spec"]["implementationDigest"] = document_digest(implementation)
@@ -130,7 +130,7 @@ def test_the_same_run_signed_by_the_trusted_key_ranks_first(registry_copy, tmp_p
 def test_a_retired_keys_new_signature_is_refused(registry_copy, tmp_path):
     # The key's entry pins what it signed; a kept private half signs a new run dated inside the window.
     config = registry_copy / "sitegen.toml"
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     runs_before = [json.loads(p.read_text()) for p in sorted((registry_copy / "runs").glob("*.json"))]
     pinned = [doc for doc in runs_before if doc["metadata"].get("signature")]

@@ -13,13 +13,13 @@ import pytest
 
 from conftest import FIXTURE_KEY, OPERATION, edit_run, relock
 from sitecheck import catalog_runs
-from sitegen.digest import document_digest
-from sitegen.rerun.measure.stats import summary
+from sitegen.core.digest import document_digest
+from sitegen.rules.stats import summary
 from sitegen.site.build import build_site
 from sitegen.site.facts.index import build_index
-from sitegen.config import load_config
-from sitegen.registry import open_registry
-from sitegen.registrysigning import sign_registry
+from sitegen.registry.config import load_config
+from sitegen.registry.folder import open_registry
+from sitegen.trust.registrysigning import sign_registry
 
 SITEGEN = "sitegen-h200-tokens2048-2026-08-21"  # the representative of the replicated pair
 SITEGEN_OLDER = "sitegen-h200-tokens2048-2026-08-20"

@@ -127,7 +127,7 @@ def _bf16_full_medians_at_8192_tokens() -> dict[str, float]:
     """From the records themselves: each implementation's median (ns) of the H200 bf16 full pass at 8,192 tokens."""
     import json
 
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     names = {}
     for path in (ROOT / "records" / "implementations").glob("*.json"):

@@ -9,7 +9,7 @@ import feedparser
 from click.testing import CliRunner
 
 from conftest import FIXTURE, OPERATION, SEED_RUN
-from sitegen.cli import main
+from sitegen.cli.main import main
 from sitegen.site.build import build_site
 
 BASE = "https://registry.example.org/"

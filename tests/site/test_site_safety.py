@@ -8,7 +8,7 @@ import pytest
 
 from besides import beside
 from conftest import SEED_RUN
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.site.build import build_site
 from sitegen.site.engine.marker import MARKER
 
@@ -145,7 +145,7 @@ def test_a_marker_listing_paths_outside_the_folder_is_refused_and_nothing_outsid
 def test_cli_refuses_a_marker_listing_a_parent_path_in_one_line(registry_copy, tmp_path):
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     out = tmp_path / "m" / "site"
     build_site(registry_copy, out)

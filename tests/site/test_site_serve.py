@@ -216,7 +216,7 @@ def test_a_busy_port_is_said_at_once_and_nothing_is_built(registry_copy, tmp_pat
 
     from click.testing import CliRunner
 
-    from sitegen.cli import main
+    from sitegen.cli.main import main
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

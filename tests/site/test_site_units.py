@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.site.text import units
+from sitegen.core import units
 
 SCALE = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
 

@@ -6,7 +6,7 @@ import json
 
 from conftest import OPERATION
 
-from sitegen.site.text import units
+from sitegen.core import units
 
 
 def test_a_workload_with_no_runner_up_is_no_win(site):

@@ -171,8 +171,8 @@ def test_the_trend_cache_keeps_no_index_alive():
     import weakref
 
     from conftest import FIXTURE
-    from sitegen.config import load_config
-    from sitegen.registry import open_registry
+    from sitegen.registry.config import load_config
+    from sitegen.registry.folder import open_registry
     from sitegen.site.charts import trends
     from sitegen.site.facts.index import build_index
 

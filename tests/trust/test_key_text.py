@@ -9,8 +9,8 @@ import json
 
 from trust_registry import RUN, cli, mini_registry, problem_lines, write_json
 
-from sitegen.digest import document_digest
-from sitegen.signing import REFERENCED, load_private_key, payload, sign
+from sitegen.core.digest import document_digest
+from sitegen.trust.signing import REFERENCED, load_private_key, payload, sign
 
 NAME = RUN.name
 

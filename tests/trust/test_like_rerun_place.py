@@ -13,8 +13,8 @@ LIKE_RUN = min((RECORDS / "runs" / "jsd").glob("rerun-jsd-forward-liger-nvidia-h
 
 
 def _facts(root: Path):
-    from sitegen.config import load_config
-    from sitegen.registry import open_registry
+    from sitegen.registry.config import load_config
+    from sitegen.registry.folder import open_registry
     from sitegen.site.facts.index import build_index
 
     index = build_index(open_registry(root, check_lock_file=False), load_config(root))

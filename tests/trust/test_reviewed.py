@@ -27,7 +27,7 @@ def key(tmp_path):
 def outside_registry(root: Path, monkeypatch, **ref_changes) -> str:
     """The bundled H200 rerun of sitegen's kernel, its implementation record swapped for the one
     `sitegen rerun` writes for the example package (examples/jsd-torch); its source digest."""
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
     from sitegen.rerun.plan import plugins
     from sitegen.rerun.outcome import records
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from sitegen.cli import main
+from sitegen.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = REPO / "records"
@@ -29,7 +29,7 @@ def problem_lines(result: Result) -> list[str]:
 @cache
 def _bundled() -> dict[str, tuple[str, dict]]:
     """digest → (relative path, document) of every single-document file of the bundled registry."""
-    from sitegen.digest import document_digest
+    from sitegen.core.digest import document_digest
 
     out = {}
     for path in RECORDS.rglob("*.json"):

@@ -19,8 +19,8 @@ import math
 
 import torch
 
-from sitegen.rerun.plan.cases import Workload, grad_seed
-from sitegen.rerun.protocol import GATE_INPUTS, SMALL_ROWS
+from sitegen.core.workload import Workload, grad_seed
+from sitegen.rules.protocol import GATE_INPUTS, SMALL_ROWS
 from sitegen.rerun.checks.draws import randbits
 from sitegen.rerun.checks.timedcheck import aliasing, foreign, modes
 

@@ -103,7 +103,9 @@ def _judges() -> list[tuple[object, str, str]]:
     """What decides a run's outcome, as opposed to its time: replaced, it passes anything."""
     import json
 
-    from sitegen.rerun.checks import gate, integrity, timedcheck
+    from sitegen.rerun.checks import gate, timedcheck
+
+    from sitegen.rules import integrity
     from sitegen.rerun.measure import passes, worker
 
     out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
@@ -115,7 +117,7 @@ def _judges() -> list[tuple[object, str, str]]:
     out += [(timedcheck, name, f"sitegen.rerun.checks.timedcheck.{name}") for name in (
         "digest", "modes", "foreign", "aliasing", "as_matrix", "_loss_copy", "TimedCheck", "DIGEST_SLACK")]
     out += [(passes, name, f"sitegen.rerun.measure.passes.{name}") for name in ("TimedCheck", "aliasing", "foreign", "modes")]
-    out += [(integrity, name, f"sitegen.rerun.checks.integrity.{name}") for name in (
+    out += [(integrity, name, f"sitegen.rules.integrity.{name}") for name in (
         "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
         "floor_ns", "GUARDS")]
     out += [(worker, name, f"sitegen.rerun.measure.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",

@@ -29,7 +29,7 @@ import math
 
 import torch
 
-from sitegen.rerun.checks.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
+from sitegen.rules.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK
 from sitegen.rerun.checks.draws import randbits, uniform
 
 # Bound before any implementation is imported: a replaced torch.linalg.vector_norm judges nothing here.

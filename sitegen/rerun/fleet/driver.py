@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
 from sitegen.rerun.fleet import report as fleetreport
 from sitegen.rerun.outcome import records
 from sitegen.rerun.fleet.report import Progress, Task
@@ -230,7 +230,7 @@ def _run(address: str, opts: Options, products: tuple[str, ...] | None, replicas
         # never carry over to the next task. Retries are the driver's, onto another node.
         remote = ray.remote(num_gpus=1, max_retries=0, max_calls=1)(task)
         site = opts.records / "sitegen.toml"
-        # As every registry input (sitegen.inputfile): a FIFO or a link out of the registry is one line.
+        # As every registry input (sitegen.core.inputfile): a FIFO or a link out of the registry is one line.
         settings = read_regular(site, 1024 * 1024, registry=opts.records) if site.exists() or site.is_symlink() else None
         fleet = Fleet(ray, remote, opts, settings)
         tasks, short = [], {}

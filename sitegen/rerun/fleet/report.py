@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitegen.rerun.plan.cases import Workload, cases
+from sitegen.core.workload import Workload, cases
 
 
 @dataclass

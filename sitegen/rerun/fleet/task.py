@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
-from sitegen.problems import InputError
+from sitegen.core.problems import InputError
 from sitegen.rerun.measure import gpustate
 from sitegen.rerun import sweep
 

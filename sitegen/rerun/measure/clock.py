@@ -36,7 +36,7 @@ import torch
 
 from sitegen.rerun.checks import guards
 
-from sitegen.rerun.protocol import EMPTY_EVERY, FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
+from sitegen.rules.protocol import EMPTY_EVERY, FLUSH_BYTES, LEAD_FACTOR, LEAD_MAX_MS
 
 # Empty windows measured whenever the lead changes, before any call's: the median needs a few.
 BASE_FIRST = 5

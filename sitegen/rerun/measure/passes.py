@@ -21,7 +21,7 @@ import secrets
 
 import torch
 
-from sitegen.rerun.plan.cases import grad_seed
+from sitegen.core.workload import grad_seed
 from sitegen.rerun.checks.timedcheck import TimedCheck, aliasing, foreign, modes
 from sitegen.rerun.measure.memory import BIG_SET_BYTES, MIN_SETS, CudaMemory, clearly_fits, fit
 

@@ -23,7 +23,7 @@ import time
 
 from sitegen.rerun.measure import gpustate
 
-from sitegen.rerun.checks import integrity
+from sitegen.rules import integrity
 
 POLL_S = 0.01
 

@@ -21,9 +21,9 @@ import statistics
 import time
 
 from sitegen.rerun.measure.clock import Clock, after, reset
-from sitegen.rerun.checks.integrity import SAMPLE_BATCH_MS
-from sitegen.rerun.protocol import MAX_WALL_S, PRECISION, PROBE_BLOCKS, PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS
-from sitegen.rerun.measure.stats import ci_half_width_rel
+from sitegen.rules.integrity import SAMPLE_BATCH_MS
+from sitegen.rules.protocol import MAX_WALL_S, PRECISION, PROBE_BLOCKS, PROBE_MIN_BLOCK, WARMUP_MIN_CALLS, WARMUP_MIN_MS
+from sitegen.rules.stats import ci_half_width_rel
 
 MAX_SAMPLES = 20000
 PROBE_MS = 50.0

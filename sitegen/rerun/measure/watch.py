@@ -12,7 +12,7 @@ import sys
 from collections import deque
 from typing import IO, Any
 
-from sitegen.progress import Progress
+from sitegen.core.progress import Progress
 
 PREFIX = "@sitegen-progress "
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from sitegen.atomicwrite import write_atomic
+from sitegen.core.atomicwrite import write_atomic
 from sitegen.rerun.checks import guards as _guards
 from sitegen.rerun.measure.watch import emit
 
@@ -60,7 +60,7 @@ def run(plan: dict) -> dict:
 
     from sitegen import operations
     from sitegen.rerun.measure import gpustate, timing
-    from sitegen.rerun.plan.cases import Workload
+    from sitegen.core.workload import Workload
     from sitegen.rerun.measure.clock import Clock
     from sitegen.rerun.measure.environment import device_facts, software_facts
     from sitegen.rerun.checks.gate import gate_workload
@@ -178,7 +178,7 @@ def implementation(target: str, operation: str) -> dict:
     """{"ok", "version", "reason", "module"?}: the implementation imported and built here, in
     the measuring process (never in the parent); never raises."""
     from sitegen.operations import Implementation, import_target
-    from sitegen.problems import InputError
+    from sitegen.core.problems import InputError
 
     threads = _THREAD_IDS()
     try:

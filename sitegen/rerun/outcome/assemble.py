@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitegen.rerun.checks import integrity
-from sitegen.rerun.plan.cases import Case
-from sitegen.rerun.protocol import AGREEMENT
-from sitegen.rerun.measure.stats import ci_half_width_rel, spread_rel, summary
+from sitegen.rules import integrity
+from sitegen.core.workload import Case
+from sitegen.rules.protocol import AGREEMENT
+from sitegen.rules.stats import ci_half_width_rel, spread_rel, summary
 
 # Checks whose failure refuses the time itself: the number would be wrong, not just doubtful.
 # The others (repeated_input, throttle, exclusive_gpu) flag the run; the site ranks no flagged run.

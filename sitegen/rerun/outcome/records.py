@@ -1,6 +1,6 @@
 """Documents a rerun writes, and writing them into a registry folder without overwriting anything.
 
-Layout as the importer's (sitegen.layout): operations/, workloads/<operation>/, implementations/,
+Layout as the importer's (sitegen.registry.layout): operations/, workloads/<operation>/, implementations/,
 protocols/, environments/, runs/<operation>/<name>.json. Shared documents are written only when no
 document of the same digest is there already; a run file is never replaced.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sitegen import layout
-from sitegen.digest import document_digest
-from sitegen.formatversion import API_VERSION
-from sitegen.importers import catalog
-from sitegen.layout import render
-from sitegen.problems import InputError, Problem
-from sitegen.rerun.plan.cases import Case
+from sitegen.registry import layout
+from sitegen.core.digest import document_digest
+from sitegen.core.formatversion import API_VERSION
+from sitegen.core import identity as catalog
+from sitegen.registry.layout import render
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.workload import Case
 from sitegen.rerun.plan.registryscan import scan
 
 
@@ -105,9 +105,9 @@ def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], 
 
 
 def sign_runs(runs: list[dict[str, Any]], shared: list[dict[str, Any]], found, key_file: Path) -> None:
-    """Put each run's signature (sitegen.signing) in its metadata: by the key in ``key_file``, over the digests
+    """Put each run's signature (sitegen.trust.signing) in its metadata: by the key in ``key_file``, over the digests
     of the run and of the documents it references, found among ``shared`` or already in the registry."""
-    from sitegen import signing
+    from sitegen.trust import signing
 
     key = signing.load_private_key(key_file)
     by_digest = {**found.by_digest, **{document_digest(doc): doc for doc in shared}}
@@ -161,9 +161,9 @@ def write_all(out: Path, writes: list[tuple[Path, bytes]], *, create_lock: bool 
     """
     import json
 
-    from sitegen.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
+    from sitegen.registry.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
     from sitegen.rerun.outcome import journal as rerun_journal
-    from sitegen.transaction import registry_transaction
+    from sitegen.registry.transaction import registry_transaction
 
     with registry_transaction(out) as txn:
         if writes:

@@ -13,9 +13,9 @@ CPU: shapes and dtypes without memory, and no CUDA context in the parent.
 
 from __future__ import annotations
 
-from sitegen.problems import Problem
+from sitegen.core.problems import Problem
 from sitegen.rerun.measure.memory import MIN_SETS
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.workload import Workload
 
 
 def sizes(op, w: Workload) -> tuple[int, int] | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.problems import InputError, Problem
-from sitegen.rerun.plan.cases import Workload
-from sitegen.rerun.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.workload import Workload
+from sitegen.rules.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
 from sitegen.rerun.plan.registryscan import Scan, find_run
-from sitegen.verdict import pass_from_benchmark
+from sitegen.rules.verdict import pass_from_benchmark
 
 MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
 

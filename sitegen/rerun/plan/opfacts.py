@@ -19,8 +19,8 @@ import sys
 from typing import Any
 
 from sitegen.operations.base import Operation
-from sitegen.problems import InputError, Problem
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.workload import Workload
 
 # Declared attributes the parent reads, and those that are tuples (JSON makes them lists).
 ATTRS = ("name", "title", "family", "definition", "axes", "axis_descriptions", "passes", "dtypes", "default_dtypes",

@@ -6,7 +6,7 @@ file of the package (``.py``, an extension module, a ``.pyc`` with no source bes
 the distribution's RECORD with a matching sha256 and none missing from it. An editable install's
 RECORD lists only its finder, so there the checkout is the statement of what sitegen's bytes are:
 its package folders must match git's HEAD, with no untracked file (a module dropped into the
-package is untracked; a changed one differs from HEAD). Read with sitegen.gitread, which runs
+package is untracked; a changed one differs from HEAD). Read with sitegen.core.gitread, which runs
 none of the checkout's programs. A shipped peer's package must be imported from its
 distribution's own files (a fork earlier on the path, under Liger's or torch's names, is not),
 each matching its RECORD hash.
@@ -24,8 +24,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from sitegen import gitread
-from sitegen.problems import InputError, Problem
+from sitegen.core import gitread
+from sitegen.core.problems import InputError, Problem
 
 # What Python imports from a package folder (bytecode caches aside: workers never read them).
 IMPORTABLE = ("*.py", "*.pyc", "*.so", "*.pyd")

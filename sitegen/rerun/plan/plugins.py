@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sitegen.gitread import clean_commit
+from sitegen.core.gitread import clean_commit
 from sitegen.operations import IMPLEMENTATIONS_GROUP, Operation, entry_points
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 
 
 @dataclass(frozen=True)

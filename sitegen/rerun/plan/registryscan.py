@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.digest import document_digest
-from sitegen.problems import InputError
-from sitegen.strictjson import read_file
+from sitegen.core.digest import document_digest
+from sitegen.core.problems import InputError
+from sitegen.core.strictjson import read_file
 
 BUNDLE = ("run", "protocol", "environment")
 

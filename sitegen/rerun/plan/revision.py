@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import sitegen
-from sitegen import gitread
+from sitegen.core import gitread
 
 PACKAGE_ROOT = Path(sitegen.__file__).resolve().parent
 CHECKOUT = PACKAGE_ROOT.parent
@@ -26,7 +26,7 @@ def source_digest(module_file: str | Path) -> str:
 
 
 def _head_if_clean(paths: tuple[str, ...]) -> str | None:
-    # Read as any checkout is (sitegen.gitread): git status would run the checkout's fsmonitor
+    # Read as any checkout is (sitegen.core.gitread): git status would run the checkout's fsmonitor
     # and clean filters and rewrite its index.
     if not (CHECKOUT / ".git").exists():
         return None
@@ -79,11 +79,11 @@ def version() -> str | None:
 
 def repository_url(records: Path) -> str | None:
     """The registry's repository, from <records>/sitegen.toml ([site] repository_url)."""
-    from sitegen.inputfile import read_regular
-    from sitegen.problems import InputError
+    from sitegen.core.inputfile import read_regular
+    from sitegen.core.problems import InputError
 
     try:
-        # As every registry input: bounded, a regular file, inside the registry (sitegen.inputfile).
+        # As every registry input: bounded, a regular file, inside the registry (sitegen.core.inputfile).
         data = tomllib.loads(read_regular(records / "sitegen.toml", 1024 * 1024, registry=records).decode("utf-8"))
     except (InputError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None

@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from sitegen.problems import InputError, Problem
-from sitegen.rerun.plan.cases import Workload
+from sitegen.core.problems import InputError, Problem
+from sitegen.core.workload import Workload
 from sitegen.rerun.plan.plugins import ImplRef, resolve
 
 GPU_EXTRA = "needs torch and triton: pip install '.[gpu]' in the sitegen checkout"

@@ -19,16 +19,18 @@ import torch
 
 from sitegen.rerun.measure import gpustate
 
-from sitegen.rerun.checks import guards, integrity
+from sitegen.rerun.checks import guards
 
-from sitegen.rerun import protocol
+
+from sitegen.rules import integrity
+from sitegen.rules import protocol
 from sitegen.rerun.outcome.assemble import outcome
 from sitegen.rerun.selftest.cheats import (AliasedGradient, ClockPatch, ContentCache, ForwardSkipsDx, GeneratorSwap,
                                   GuardPatch, HostThread, IdentityCache, InPlaceInput, LazyTensor, NormPatch, OffBy,
                                   PhaseSkip, PrefetchNext, ResealedSnapshot, SampledLoss, ShapeSpecial, SideStream,
                                   SideStreamShare, SpoofedThread, WrongGradient, bundled_kernel)
 from sitegen.operations.jsd import JSD
-from sitegen.rerun.plan.cases import Case, Workload
+from sitegen.core.workload import Case, Workload
 from sitegen.rerun.checks.gate import gate_workload
 from sitegen.rerun.measure.passes import PassRunner
 from sitegen.rerun.measure.clock import Clock
@@ -170,7 +172,7 @@ def isolation(*, interpret: bool) -> dict[str, dict]:
     from pathlib import Path
 
     from sitegen import operations
-    from sitegen.problems import InputError
+    from sitegen.core.problems import InputError
     from sitegen.rerun.plan import plugins
     from sitegen.rerun.selftest import intruders
     from sitegen.rerun.sweep import Options, measure

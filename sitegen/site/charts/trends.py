@@ -32,7 +32,7 @@ from markupsafe import Markup, escape
 
 from sitegen.site.charts import svg as charts
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.charts.views import ChartView, _tick, _unit_of
 from sitegen.site.pages.cohort_table import interval_text, revision_label
 from sitegen.site.facts.index import Index, RunFacts

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from sitegen.site.charts import svg as charts
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.pages.cohort_table import pass_note
 from sitegen.site.facts.index import Index, RunFacts, slug
 from sitegen.site.facts.ranking import PASS_ORDER

@@ -9,7 +9,7 @@ group (an operation's runs, the notes on them and the operation's own pages), wh
 the key of what every page shares (sitegen itself, the options, settings and shared
 documents), or a listing page's render key (sitegen.site.engine.rendermemo). The registry files
 behind a changed key are named by comparing each file's digest with the one the previous
-build saw, kept in the registry's build state (sitegen.buildstate) under the site's folder
+build saw, kept in the registry's build state (sitegen.state.store) under the site's folder
 and used only while the site there is the one built from the inputs it records.
 """
 
@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen.buildstate import BuildState
+from sitegen.state.store import BuildState
 from sitegen.site.engine.reuse import EVERYTHING, group_of
 
 SHOWN = 8  # changed files named per page; the rest are counted

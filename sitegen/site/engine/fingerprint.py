@@ -4,7 +4,7 @@ The inputs are the bytes of every registry file (hidden folders aside, as the lo
 skips them), the build options, SOURCE_DATE_EPOCH, sitegen's own code and templates, and
 the versions of the libraries that shape the pages. File contents, not times, are hashed:
 a checkout or copy that changes times but not bytes still counts as unchanged. A file's
-stat stands for its bytes where sitegen.filestats says it may (then it is not read).
+stat stands for its bytes where sitegen.state.filestats says it may (then it is not read).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.codeversion import add_code
-from sitegen.filestats import FileStats
-from sitegen.inputfile import outside, outside_links_allowed, real_root
-from sitegen.lockfile import MAX_LOCK_BYTES
+from sitegen.state.codeversion import add_code
+from sitegen.state.filestats import FileStats
+from sitegen.core.inputfile import outside, outside_links_allowed, real_root
+from sitegen.registry.lockfile import MAX_LOCK_BYTES
 
 
 def _files(root: Path, registry: str | None = None) -> list[tuple[str, str, bool]]:
@@ -67,7 +67,7 @@ class Inputs:
 def build_inputs(records: Path, *, stats: FileStats | None = None, **options) -> Inputs:
     """Everything a build's output depends on, as one digest and file by file (sitegen.site.engine.reuse).
 
-    ``stats``: the files known by their stat (sitegen.filestats), which are not read; it
+    ``stats``: the files known by their stat (sitegen.state.filestats), which are not read; it
     learns the others. None reads every file (``build --full``)."""
     digest = hashlib.sha256()
     add_code(digest)
@@ -107,7 +107,7 @@ def _add_file(digest, path: str, relative: str, registry: str, stats: FileStats 
 
     A FIFO, a device, an unreadable file or a link out of the registry is never read here
     (a FIFO would hang the build, /dev/zero never end): the build that follows, as the
-    inputs differ from any good build's, refuses it in one line (sitegen.inputfile.read_regular).
+    inputs differ from any good build's, refuses it in one line (sitegen.core.inputfile.read_regular).
 
     ``digest`` takes each file's own sha256, not its bytes again: hashing every byte
     twice, through a buffered file object, was half of fingerprinting a 60,000-run

@@ -25,8 +25,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
 
 MARKER = ".sitegen-site"
 FORMAT = 3

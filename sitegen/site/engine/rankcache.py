@@ -10,7 +10,7 @@ name, level, reasons), in order:
 the same key, the same ranks, intervals and reasons.
 
 What a ranking sets on its members is kept by key in the build state's rankings
-(sitegen.buildstate); a build keeps only the keys it used. An entry that does not parse,
+(sitegen.state.store); a build keeps only the keys it used. An entry that does not parse,
 or names other members, is no cache: the cohort is ranked again. ``build --full`` neither
 reads nor writes it.
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from sitegen.buildstate import BuildState
-from sitegen.codeversion import code_version
+from sitegen.state.store import BuildState
+from sitegen.state.codeversion import code_version
 from sitegen.site.facts.ranking import rank_cohort
 from sitegen.site.facts.runfacts import Interval
 

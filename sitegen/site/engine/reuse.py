@@ -20,7 +20,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from sitegen.lockfile import LOCK_NAME
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.site.engine.fingerprint import Inputs
 from sitegen.site.facts.index import Index
 

@@ -9,7 +9,7 @@ one-run edit. A row shows a part of what its run's record page shows, so it is a
 function of the run's group key (sitegen.site.engine.reuse), like the page: the token of a run
 whose group key is unchanged is the one the previous build computed.
 
-Tokens are kept in the build state's row_tokens (sitegen.buildstate), by group key; a
+Tokens are kept in the build state's row_tokens (sitegen.state.store), by group key; a
 build forgets the groups it no longer has. ``build --full`` neither reads nor writes them
 and computes every token, which gives the very same keys.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 
-from sitegen.buildstate import BuildState
+from sitegen.state.store import BuildState
 from sitegen.site.text.jsonout import to_json
 from sitegen.site.engine.reuse import group_of
 

@@ -12,7 +12,7 @@ within one tick of a coarse clock without its times moving, so it is listed at t
 check, as git treats a racily clean file. An edit of a file's bytes in place is not seen,
 as before: deleting --out forces a full build.
 
-The records live in the registry's build state (sitegen.buildstate, site_dirs), by the
+The records live in the registry's build state (sitegen.state.store, site_dirs), by the
 device and inode of the site's root folder: the root keeps them through the renames that
 swap a site and its standby, and a copy of a site (other inodes) has none, so it is walked.
 """

@@ -14,14 +14,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen.buildstate import BuildState, open_state
-from sitegen.filestats import FileStats
-from sitegen.problems import InputError, Problem
+from sitegen.state.store import BuildState, open_state
+from sitegen.state.filestats import FileStats
+from sitegen.core.problems import InputError, Problem
 from sitegen.site.engine import sitedirs
 from sitegen.site.engine.fingerprint import Inputs, build_inputs
 from sitegen.site.engine.marker import MARKER, SiteFolder, listed_files, none_foreign, site_folder
 from sitegen.site.engine.swap import clean_leftovers, hold_output
-from sitegen.transaction import recover
+from sitegen.registry.transaction import recover
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def check(records: Path, out: Path, *, base_url: str | None = None, exclude_dry_
         trusted = reviewed = trust_bytes = None
         if trust is not None:
             # A trust list read from outside the registry (--trust) decides levels as the registry's own would.
-            from sitegen.config import load_reviewed, load_trust
+            from sitegen.registry.config import load_reviewed, load_trust
 
             trusted, reviewed = load_trust(trust), load_reviewed(trust)
             trust_bytes = repr([[t.model_dump() for t in trusted], [r.model_dump() for r in reviewed]])

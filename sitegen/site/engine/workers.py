@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from sitegen.forkpool import can_fork, forked_pool
+from sitegen.core.forkpool import can_fork, forked_pool
 
 SLICES_PER_WORKER = 4
 

@@ -23,7 +23,7 @@ import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 from sitegen.site.engine import sitedirs
 from sitegen.site.engine.marker import FILE_LISTS, MARKER, SITE, SiteFolder, digest, list_bytes, list_name, write_marker
 from sitegen.site.engine.swap import new_staging

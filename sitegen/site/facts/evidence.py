@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import cache
 
-from sitegen.rerun.protocol import AGREEMENT, FAMILY, HARNESS, INTERPRET_FAMILY, protocol_document
-from sitegen.signing import BAD, OUTSIDE, UNKNOWN_KEY, UNPINNED, UNSIGNED, check_run
+from sitegen.rules.protocol import AGREEMENT, FAMILY, HARNESS, INTERPRET_FAMILY, protocol_document
+from sitegen.trust.signing import BAD, OUTSIDE, UNKNOWN_KEY, UNPINNED, UNSIGNED, check_run
 from sitegen.site.facts.runfacts import RunFacts
 from sitegen.site.facts.trustedcode import UNREVIEWED, trusted_code
-from sitegen.verdict import Verdict, judge
+from sitegen.rules.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
 PLACED = ("Verified", "Replicated")
@@ -47,7 +47,7 @@ def _promised(spec) -> tuple[str, ...]:
 @cache
 def _own_checks() -> tuple[str, ...]:
     """The checks sitegen's own controlled protocol promises: asked of a rerun under a protocol that promises none."""
-    from sitegen.model import BenchmarkProtocol
+    from sitegen.format.model import BenchmarkProtocol
     from sitegen.operations.jsd import JSD
 
     # The checks a protocol promises are the same for every operation; JSD's document states them.
@@ -100,9 +100,9 @@ def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None =
 
     A controlled rerun that passed correctness and every integrity check its protocol
     requires, with raw samples and the GPU's UUID, signed by a key of ``trust``
-    (sitegen.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
-    registry ``reviewed`` (sitegen.config.ReviewedCode; sitegen.site.facts.trustedcode). Its stated
-    figures follow from its samples already: validation refuses any other (sitegen.figures).
+    (sitegen.trust.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
+    registry ``reviewed`` (sitegen.registry.config.ReviewedCode; sitegen.site.facts.trustedcode). Its stated
+    figures follow from its samples already: validation refuses any other (sitegen.rules.recompute).
     Sets ``facts.signature`` on every controlled rerun, whatever else it lacks.
     """
     spec = facts.run.spec
@@ -187,8 +187,8 @@ def _agree(a: float, b: float, tolerance: float) -> bool:
 
 
 def assign_levels(runs: list[RunFacts], trust: list | None = None, reviewed: list | None = None) -> None:
-    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.signing);
-    ``reviewed``: the outside code it vouches for (sitegen.config.ReviewedCode)."""
+    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.trust.signing);
+    ``reviewed``: the outside code it vouches for (sitegen.registry.config.ReviewedCode)."""
     verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
     for facts in runs:
         ok, reason = verified(facts, trust, reviewed)

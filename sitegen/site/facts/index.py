@@ -10,16 +10,16 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sitegen.config import Config
-from sitegen.digest import comparison_key
-from sitegen.loader import Record
-from sitegen.model import BenchmarkRun
-from sitegen.registry import Registry
-from sitegen.signing import trusted_keys
+from sitegen.registry.config import Config
+from sitegen.core.digest import comparison_key
+from sitegen.format.loader import Record
+from sitegen.format.model import BenchmarkRun
+from sitegen.registry.folder import Registry
+from sitegen.trust.signing import trusted_keys
 from sitegen.site.facts.evidence import assign_levels
 from sitegen.site.facts.ranking import rank_cohort
 from sitegen.site.facts.runfacts import RunFacts
-from sitegen.verdict import pass_from_benchmark
+from sitegen.rules.verdict import pass_from_benchmark
 
 __all__ = ["Index", "RunFacts", "build_index", "gpu_slugs", "primary", "slug", "timed_pass"]
 
@@ -89,7 +89,7 @@ MAX_SLUG = 100
 
 def _plain(base: str) -> bool:
     """A slug usable as it is: not empty, not too long, not a Windows device name."""
-    from sitegen.model.common import WINDOWS_DEVICES
+    from sitegen.format.model.common import WINDOWS_DEVICES
 
     return bool(base) and len(base) <= MAX_SLUG and base not in WINDOWS_DEVICES
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.facts.evidence import LEVELS
 from sitegen.site.facts.runfacts import Interval, RunFacts
 from sitegen.site.facts.uncertainty import bounds, replicates

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.config import Config
-from sitegen.model.definitions import ELEMENT_BYTES
-from sitegen.site.text import units
+from sitegen.registry.config import Config
+from sitegen.format.model.definitions import ELEMENT_BYTES
+from sitegen.core import units
 from sitegen.site.facts.runfacts import RunFacts
 
 MEASURED = "measured copy bandwidth"

@@ -54,7 +54,7 @@ def _canonical(name: str) -> str:
 
 
 def reviewed(revision, entries) -> bool:
-    """Whether ``entries`` (sitegen.config.ReviewedCode) list this projectRevision's code."""
+    """Whether ``entries`` (sitegen.registry.config.ReviewedCode) list this projectRevision's code."""
     for entry in entries:
         if entry.source_digest is not None and entry.source_digest == revision.sourceDigest:
             return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring as _string
 
-from sitegen.formatversion import API_VERSION
+from sitegen.core.formatversion import API_VERSION
 from sitegen.site.text import labels as L
 from sitegen.site.charts.views import samples_of
 from sitegen.site.pages.cohort_table import rank_text

@@ -11,7 +11,7 @@ from sitegen.site.text.xmltext import attr as quoteattr
 from sitegen.site.text.xmltext import text as escape
 
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.facts.index import Index, RunFacts
 
 FEED_SIZE = 50

@@ -36,7 +36,7 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 from sitegen.site.outputs.search_names import NAMES_SHARD, is_named, stand_in
 
 OUTPUT = "pagefind"

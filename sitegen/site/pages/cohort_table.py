@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.config import Config
+from sitegen.registry.config import Config
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.text.labels import Link
 from sitegen.site.facts.roofline import roofline
 from sitegen.site.facts.ranking import NORMAL, PUBLISHED

@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from sitegen.model.common import Name
+from sitegen.format.model.common import Name
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart
 from sitegen.site.pages.cohort_table import interval_text, rank_text, revision_label
 from sitegen.site.facts.index import Index, RunFacts
@@ -287,7 +287,7 @@ class CompareApp:
 
 
 def compare_app(index: Index) -> CompareApp:
-    # The names the registry admits (sitegen.model.common.Name): no "/" and no "..", so a name
+    # The names the registry admits (sitegen.format.model.common.Name): no "/" and no "..", so a name
     # from the URL can only ever name a run's folder.
     pattern = next(m.pattern for m in Name.__metadata__ if getattr(m, "pattern", None))
     no_place = {f.name: "; ".join(f.reasons) for f in index.runs if f.cohort and f.reasons}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link
 from sitegen.site.facts.ranking import PASS_ORDER, tally_firsts

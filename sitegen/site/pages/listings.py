@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.pages.cohort_table import rank_text, value_text
 from sitegen.site.facts.evidence import PLACED, controlled
 from sitegen.site.facts.index import Index, RunFacts

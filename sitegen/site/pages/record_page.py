@@ -7,10 +7,10 @@ import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from sitegen.rerun.protocol import HARNESS
+from sitegen.rules.protocol import HARNESS
 from sitegen.site.text import labels as L
 from sitegen.site.pages import record_sections as S
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart, samples_of
 from sitegen.site.pages.citation import Citation, cite_run
 from sitegen.site.facts.evidence import controlled, verdict

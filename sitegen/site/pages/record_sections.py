@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sitegen.site.text import field_labels as F
 from sitegen.site.pages.protocol_pages import is_long, protocol_path
 from sitegen.site.text import labels as L
-from sitegen.site.text import units
+from sitegen.core import units
 from sitegen.site.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Row
 

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.inputfile import read_regular
-from sitegen.problems import InputError, Problem
+from sitegen.core.inputfile import read_regular
+from sitegen.core.problems import InputError, Problem
 from sitegen.site.text.markdown import render_markdown
 
 PAGES_DIR = "pages"

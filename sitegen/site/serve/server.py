@@ -195,7 +195,7 @@ def watched_paths(records: Path) -> list[Path]:
 
 def _listen(server, port: int, step: Callable[[], None]) -> None:
     """Bind or listen; a refusal (a busy port) is one problem line, with the socket closed."""
-    from sitegen.problems import InputError, Problem
+    from sitegen.core.problems import InputError, Problem
 
     try:
         step()
@@ -208,7 +208,7 @@ def serve(records: Path, out: Path, *, port: int, build: Callable[[], None], ech
     """Serve ``out`` on 127.0.0.1:``port`` (0: any free port), running ``build`` now and on every change."""
     from watchfiles import watch
 
-    from sitegen.problems import InputError
+    from sitegen.core.problems import InputError
 
     state = State()
     hide = private_paths(records, out)

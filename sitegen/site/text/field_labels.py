@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.site.text import units
+from sitegen.core import units
 
 LABELS: dict[str, str] = {
     "measurement.quantiles": "Quantiles reported",

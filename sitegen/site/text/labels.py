@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.loader import Record
-from sitegen.model.definitions import ProjectRevision
+from sitegen.format.loader import Record
+from sitegen.format.model.definitions import ProjectRevision
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from sitegen.problems import InputError, Problem
+from sitegen.core.problems import InputError, Problem
 
 # Every spelling of a latency unit accepted, with its size in nanoseconds.
 LATENCY_UNITS = {"s": 10**9, "ms": 10**6, "us": 10**3, "µs": 10**3, "μs": 10**3, "ns": 1}

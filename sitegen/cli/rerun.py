@@ -1,0 +1,274 @@
+"""`sitegen rerun`: controlled reruns of an operation's implementations on the local GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from sitegen.core.problems import InputError, Problem
+from sitegen.core import workload as C
+from sitegen.rules.protocol import PROCESSES
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+EPILOG = "\b\nExit codes: 0 ok, 1 invalid input or a refused run, 2 usage error."
+
+
+def _ints(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        items = C.split_list(value, int)
+    except ValueError:
+        raise click.BadParameter("expected comma-separated positive integers") from None
+    if not items or any(i <= 0 for i in items):
+        raise click.BadParameter("expected comma-separated positive integers")
+    return items
+
+
+def _choices(allowed):
+    def check(ctx, param, value):
+        if value is None:
+            return None
+        items = C.split_list(value)
+        bad = [i for i in items if i not in allowed]
+        if bad or not items:
+            raise click.BadParameter(f"unknown {', '.join(bad) or 'value'}; choose from {', '.join(allowed)}")
+        return items
+    return check
+
+
+def _axes(ctx, param, values):
+    """--axis NAME=V,V,... (repeatable) → {NAME: (V, ...)}."""
+    out: dict[str, tuple[int, ...]] = {}
+    for value in values or ():
+        name, sep, numbers = value.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=V[,V...]")
+        out[name.strip()] = _ints(ctx, param, numbers)
+    return out
+
+
+def cohort_table(rows: list[dict], *, dry_run: bool = False) -> list[str]:
+    """Lines of 'axes dtype pass: impl median ms (rank) …', ranks dense by median within a cohort.
+
+    A dry run (a CPU rehearsal) is never ranked, on the site or here: its lines list the medians
+    fastest first, with no rank, and say so."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((tuple(r["axes"].items()), r["dtype"], r["pass"]), []).append(r)
+    lines = []
+    for (axes, dtype, timed_pass), members in sorted(groups.items()):
+        timed = sorted((r for r in members if r["medianNs"] is not None), key=lambda r: r["medianNs"])
+        ranks, last, rank = {}, None, 0
+        for r in timed:
+            if r["medianNs"] != last:
+                rank, last = rank + 1, r["medianNs"]
+            ranks[r["impl"]] = rank
+        cells = [f"{r['impl']} {r['medianNs'] / 1e6:.4f} ms" + ("" if dry_run else f" (#{ranks[r['impl']]})") for r in timed]
+        cells += [f"{r['impl']} {r['status']}" for r in members if r["medianNs"] is None]
+        label = " ".join(f"{name} {value}" for name, value in axes)
+        lines.append(f"{label} {dtype} {timed_pass}: " + " | ".join(cells) + (" (dry run: not ranked)" if dry_run else ""))
+    return lines
+
+
+@click.command(context_settings=CONTEXT, epilog=EPILOG)
+@click.option("--operation", default="jsd", show_default=True,
+              help="Operation to rerun: a name sitegen or an installed distribution's sitegen.operations entry point "
+                   "registers, or pkg.module:Name.")
+@click.option("--axis", "axes", multiple=True, callback=_axes, metavar="NAME=V,V",
+              help="Comma-separated values of one of the operation's axes (repeatable) [default: the operation's sweep; "
+                   "--interpret: its tiny sizes].")
+@click.option("--tokens", callback=_ints, help="Same as --axis tokens=... (JSD: 1024,2048,4096,8192; --interpret: 8,16).")
+@click.option("--vocab", callback=_ints, help="Same as --axis vocab=... (JSD: 128256; --interpret: 100).")
+@click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: the operation's, fp32,bf16].")
+@click.option("--pass", "passes", callback=_choices(("forward", "backward", "full")),
+              help="Comma-separated timed passes [default: forward,backward,full].")
+@click.option("--impl", "impls", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              help="Comma-separated implementations: the operation's peers, installed sitegen.implementations entry "
+                   "points, or pkg.module:Name [default: the operation's peers that are installed (some left out "
+                   "under --interpret); what is left out is named on stderr].")
+@click.option("--like", "like_id", metavar="RUN_ID",
+              help="Rerun this run (name or digest in --records) under its own protocol family "
+                   "(--interpret: at the interpreter's sizes, with no verdict).")
+@click.option("--records", type=click.Path(path_type=Path, file_okay=False), default=Path("records"), show_default=True,
+              help="Registry to find --like runs in.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Registry to write runs and their shared documents into, never overwriting "
+                   "[default: records; --interpret: a new scratch folder, named on stderr].")
+@click.option("--interpret", is_flag=True, help="Dry run on the CPU under Triton's interpreter at tiny sizes (never Verified).")
+@click.option("--processes", type=click.IntRange(1, 16), default=PROCESSES, show_default=True,
+              help="Processes the measurement is repeated in, for each implementation apart (--like: as the record's "
+                   "protocol says).")
+@click.option("--self-test", "self_test", is_flag=True, help="Check that planted cheating implementations are rejected, then exit (writes nothing).")
+@click.option("--quiet", is_flag=True, help="No progress display and no per-case log lines on stderr.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+@click.option("--ray", "ray_address", metavar="ADDRESS",
+              help="Run on a Ray cluster's GPUs: 'auto' (a running cluster), 'local' (start one here) or its address.")
+@click.option("--gpus", "products", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+              metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
+@click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="With --ray: distinct GPUs of each product that measure every case.")
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False),
+              help="Sign every run written with this OpenSSH Ed25519 private key (sitegen keygen, ssh-keygen -t ed25519); "
+                   "a registry shows a rerun as Verified only when a key its sitegen.toml trusts signed it.")
+def rerun(**options):
+    """Time an operation's implementations (default: JSD, the bundled kernel and its peers) on the
+    local GPU under a published protocol.
+
+    Every implementation first passes a correctness gate against a float64 reference; each
+    case is timed with CUDA events (L2 flushed, fresh inputs) in several processes; integrity
+    checks refuse implausible times. One BenchmarkRun per case and implementation is written
+    into --out, only if at least one case was measured; progress goes to stderr.
+    """
+    try:
+        _rerun(**options)
+    except InputError as exc:
+        # Here, not only in sitegen.cli.main's group: `python -m sitegen.rerun` runs this command alone.
+        for problem in exc.problems:
+            click.echo(problem.line(), err=True)
+        if options["as_json"]:
+            click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in exc.problems]}, indent=2, sort_keys=True))
+        sys.exit(1)
+
+
+def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
+           as_json, ray_address, products, replicas, key):
+    from sitegen.rerun.plan import selection
+
+    if key is not None:
+        from sitegen.trust.signing import load_private_key
+
+        load_private_key(key)  # refused now, before any measurement, rather than after it
+
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    from sitegen.rerun.outcome import journal
+
+    # Read before any plugin's code runs (an operation plugin is described by a process running
+    # its module): an entry added after this is not kept, so `sign` never signs a planted run.
+    target = out or (None if interpret else Path("records"))
+    started = journal.read(target) if target else {}
+    selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
+                                interpret=interpret)
+    if self_test:
+        from sitegen.rerun.selftest.run import run_apart
+
+        report = run_apart(interpret=interpret)
+        for line in report["lines"]:
+            click.echo(line, err=True)
+        if as_json:
+            click.echo(json.dumps(report, indent=2, sort_keys=True))
+        sys.exit(0 if report["ok"] else 1)
+
+    from sitegen.core.progress import Progress, wanted
+    from sitegen.rerun.plan import opfacts
+    from sitegen.rerun.plan import like as like_mod
+    from sitegen.rerun.plan.registryscan import scan
+    from sitegen.rerun.sweep import Options, run
+
+    like_plan, verdict, left_out = None, True, {}
+    if like_id:
+        like_plan = like_mod.plan(scan(records), like_id, str(records))
+        op = like_plan.op
+        selection.require_like_impl(op, like_plan.run_name, like_plan.impl)
+        workload = like_plan.workload
+        if interpret:
+            workload = selection.interpreter_workload(op, like_plan.workload)
+            if workload != like_plan.workload:
+                verdict = False
+                shown = " × ".join(f"{n} {v}" for n, v in workload.axes)
+                record = " × ".join(str(v) for _, v in like_plan.workload.axes)
+                click.echo(f"--like under --interpret runs at the interpreter's sizes: {shown} {workload.dtype}, not the "
+                           f"record's {record}; a rehearsal, so no verdict and no link to the record", err=True)
+        loads, passes = [workload], (like_plan.timed_pass,)
+        impls = selection.resolve(op, (like_plan.impl,))
+    else:
+        op = opfacts.load(operation)  # a plugin's: read from a process of its own, never run here
+        loads = C.workloads(_sweep(op, axes, tokens, vocab, interpret), dtypes or op.default_dtypes)
+        passes = passes or op.passes
+        unknown = [p for p in passes if p not in op.passes]
+        if unknown:
+            raise InputError([Problem("--pass", "$", f"{op.name} has no pass {', '.join(unknown)}; it has {', '.join(op.passes)}")])
+        choice = selection.choose(op, impls, interpret=interpret)
+        impls, left_out = choice.impls, choice.left_out
+        for impl, why in left_out.items():
+            click.echo(f"{impl}: left out ({why})", err=True)
+    if (products or replicas > 1) and not ray_address:
+        raise click.UsageError("--gpus and --replicas need --ray")
+    from sitegen.rerun.plan.owncode import require_shipped
+
+    require_shipped(impls, interpret=interpret)  # trusted code is known by its bytes, before any work
+    op = opfacts.describe_workloads(op, loads)
+    if ray_address:
+        # The driver writes once every task has ended, so it needs its folder now.
+        fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
+        _fleet(ray_address, Options(op=op, loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
+                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key, journal=started),
+               products, replicas, as_json)
+    if not interpret:
+        _require_cuda()
+    with Progress(enabled=wanted(quiet)) as progress:
+        summary = run(Options(op=op, loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
+                              records=records, interpret=interpret, processes=processes, like=like_plan,
+                              verdict=verdict, progress=progress, quiet=quiet, key=key, journal=started))
+    summary["leftOut"] = left_out
+    for line in cohort_table(summary["runs"], dry_run=interpret):
+        click.echo(line, err=True)
+    for impl, reason in sorted(summary["unavailable"].items()):
+        click.echo(f"{impl}: not available ({reason})", err=True)
+    if "implementationNote" in summary:
+        click.echo(summary["implementationNote"], err=True)
+    if "verdict" in summary:
+        click.echo(f"verdict vs {like_plan.run_name}: {summary['verdict']}", err=True)
+    where = f"{summary['out']}, a scratch folder (--out chooses another)" if summary["scratch"] else summary["out"]
+    click.echo(f"wrote {summary['written']} file(s) into {where} in {summary['elapsedS']} s", err=True)
+    if summary["scratch"]:
+        click.echo(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _sweep(op, axes: dict, tokens, vocab, interpret: bool) -> dict[str, tuple[int, ...]]:
+    """Each of the operation's axes: the values asked for, else its sweep's (--interpret: its tiny one)."""
+    asked = dict(axes)
+    for name, values in (("tokens", tokens), ("vocab", vocab)):
+        if values:
+            asked[name] = values
+    unknown = [name for name in asked if name not in op.axes]
+    if unknown:
+        raise InputError([Problem("--axis", "$", f"{op.name} has no axis {', '.join(unknown)}; its axes: {', '.join(op.axes)}")])
+    default = op.interpret_axes if interpret else op.default_axes
+    return {name: asked.get(name) or tuple(default[name]) for name in op.axes}
+
+
+def _fleet(address, opts, products, replicas, as_json) -> None:
+    from sitegen.rerun.fleet import report as fleetreport
+    from sitegen.rerun.fleet.driver import run_fleet
+
+    try:
+        summary = run_fleet(address, opts, products, replicas)
+    except KeyboardInterrupt:
+        click.echo(f"cancelled: outstanding tasks stopped; nothing written into {opts.out}", err=True)
+        sys.exit(130)
+    for line in fleetreport.lines(summary["cases"]):
+        click.echo(line, err=True)
+    for gpu, verdict in sorted(summary.get("verdicts", {}).items()):
+        click.echo(f"verdict on {gpu}: {verdict}", err=True)
+    click.echo(f"wrote {summary['written']} file(s) into {opts.out} in {summary['elapsedS']} s", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    sys.exit(0 if summary["ok"] else 1)
+
+
+def _require_cuda() -> None:
+    # Asked through NVML, so this process creates no CUDA context (the GPU must stay free of us).
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch  # imported lazily: `sitegen --help` never pays for it
+
+    if not torch.cuda.is_available():
+        raise InputError([Problem("GPU", "$", "no CUDA GPU visible; use --interpret for a CPU dry run")])
