@@ -8,17 +8,18 @@ same way: plan, warnings, the registry check and write in one transaction, the r
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from sitegen.cli.options import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option
+from sitegen.cli.options import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option, report
 
 
 def run_importer(importer, path: Path, out: Path, options: dict[str, Any], as_json: bool) -> None:
     """Plan, print the skipped units' lines, write through the shared core, report; exit 1 on any problem."""
-    from sitegen.importers.core import finish, write_plan
+    from sitegen.importers.core import write_plan
 
     plan = importer.plan(path, options)
     for warning in plan.warnings:
@@ -31,6 +32,18 @@ def run_importer(importer, path: Path, out: Path, options: dict[str, Any], as_js
         summary.update(written)
         problems += refused
     finish(plan, out, summary, problems, importer.units, as_json=as_json)
+
+
+def finish(plan, out: Path, summary: dict[str, Any], problems: list, what: str, *, as_json: bool) -> None:
+    """Print the report (problems, then one summary line on stderr) and exit 1 if anything failed."""
+    report(sorted(problems), as_json=as_json, extra=summary)
+    click.echo(
+        f"imported {plan.imported} of {plan.rows} {what} into {out}: "
+        f"{summary.get('written', 0)} file(s) written, {summary.get('unchanged', 0)} unchanged.",
+        err=True,
+    )
+    if problems:
+        sys.exit(1)
 
 
 def importer_command(importer) -> click.Command:

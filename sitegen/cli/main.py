@@ -126,9 +126,9 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
     """
     from sitegen.registry.config import load_config, load_trust
     from sitegen.core.forkpool import default_jobs
-    from sitegen.registry.folder import open_registry
+    from sitegen.state.opening import open_cached
     from sitegen.trust.registrysigning import unsigned_reruns
-    from sitegen.trust.signing import signature_problems
+    from sitegen.core.signing import signature_problems
 
     total = 0
     problems: list[Problem] = []
@@ -137,7 +137,7 @@ def verify(paths: tuple[Path, ...], unlocked: bool, full: bool, trust: Path | No
         if unlocked:
             warn_unlocked(root)
         try:
-            registry = open_registry(root, require_lock=not unlocked, cached=not (full or strict), jobs=default_jobs())
+            registry = open_cached(root, require_lock=not unlocked, cached=not (full or strict), jobs=default_jobs())
             total += len(registry.records)
             problems += signature_problems(registry, load_config(root).trust if trusted is None else trusted)
             if strict:
@@ -227,15 +227,16 @@ def lock(root: Path, as_json: bool) -> None:
     build state, so after a small edit only the changed files are read in full.
     """
     from sitegen.core.forkpool import default_jobs
-    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.lockfile import LOCK_NAME
     from sitegen.registry.lockfile import change_lines, lock_changes, read_lock
-    from sitegen.registry.folder import checked_lock_bytes, lock_key, open_registry
+    from sitegen.registry.folder import checked_lock_bytes, lock_key
+    from sitegen.state.opening import open_cached
     from sitegen.registry.transaction import registry_transaction
 
     if not root.is_dir():
         raise InputError([Problem(str(root), "$", "no such registry folder")])
     with registry_transaction(root) as txn:
-        registry = open_registry(root, check_lock_file=False, cached=True, jobs=default_jobs())
+        registry = open_cached(root, check_lock_file=False, cached=True, jobs=default_jobs())
         current = {lock_key(r): r.digest for r in registry.records}
         data = checked_lock_bytes(root, current)
         try:

@@ -70,7 +70,7 @@ UNLOCKED = click.option("--unlocked", is_flag=True,
 
 
 def warn_unlocked(root: Path) -> None:
-    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.lockfile import LOCK_NAME
 
     if root.is_dir() and not (root / LOCK_NAME).exists():
         click.echo(f"{root}: warning: no {LOCK_NAME}; --unlocked, so an edited spec cannot be detected", err=True)

@@ -141,13 +141,13 @@ def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, recor
     from sitegen.rerun.plan import selection
 
     if key is not None:
-        from sitegen.trust.signing import load_private_key
+        from sitegen.core.signing import load_private_key
 
         load_private_key(key)  # refused now, before any measurement, rather than after it
 
     if interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
-    from sitegen.rerun.outcome import journal
+    from sitegen.registry import journal
 
     # Read before any plugin's code runs (an operation plugin is described by a process running
     # its module): an entry added after this is not kept, so `sign` never signs a planted run.

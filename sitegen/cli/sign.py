@@ -20,7 +20,7 @@ def keygen(path: Path, comment: str, as_json: bool) -> None:
     in a registry's sitegen.toml as a [[trust]] key. An existing `ssh-keygen -t ed25519`
     key works the same way.
     """
-    from sitegen.trust.signing import keygen as make
+    from sitegen.core.signing import keygen as make
 
     line = make(path, comment)
     report([], as_json=as_json, extra={"private": str(path), "public": f"{path}.pub", "key": line})

@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from sitegen.core.digest import document_digest
-from sitegen.registry.lockfile import LOCK_NAME  # noqa: F401  (re-exported)
 from sitegen.format.migrate import migrate
 from sitegen.format.model import BUNDLE_KINDS, KINDS, Document
 from sitegen.format.model.common import PATTERN_HELP
@@ -63,7 +62,7 @@ class Record:
 
     @property
     def signature(self) -> str | None:
-        """A run's metadata.signature (sitegen.trust.signing)."""
+        """A run's metadata.signature (sitegen.core.signing)."""
         return getattr(self.model.metadata, "signature", None)
 
     @property

@@ -2,7 +2,7 @@
 
 Each run of the candidate folder is compared, within its cohort (the registry's cohort key:
 operation, workload, pass, protocol family, GPU, metric), with its own implementation's previous
-run there (same name, project and callable variant, across revisions: trends.trend_key), and
+run there (same name, project and callable variant, across revisions: sitegen.facts.trend.trend_key), and
 with the fastest run of another implementation. The comparison is ranking.separation, the test
 neighbouring ranks use: the 95% interval of the ratio (bootstrap when both runs have raw
 samples, else the range between their intervals) must exclude 1 and the gap reach the
@@ -62,7 +62,7 @@ def load(candidate: Path, against: Path):
     or the two disagree (a name holding two different documents)."""
     from sitegen.registry.config import load_config
     from sitegen.registry.folder import check_references, index, open_registry
-    from sitegen.site.facts.index import build_index
+    from sitegen.facts.index import build_index
 
     found = open_registry(against)
     new = open_registry(candidate, check_lock_file=False)
@@ -79,7 +79,7 @@ def load(candidate: Path, against: Path):
 
 def compare(index, ours: set[str], theirs: set[str], threshold: float) -> list[Verdict]:
     """A verdict for each candidate run, in run-name order."""
-    from sitegen.site.charts.trends import moment, trend_key
+    from sitegen.facts.trend import moment, trend_key
 
     out = []
     for facts in sorted((index.by_digest[d] for d in ours), key=lambda f: f.name):
@@ -124,7 +124,7 @@ def compare(index, ours: set[str], theirs: set[str], threshold: float) -> list[V
 
 def _against(facts, other, name: str) -> tuple[str, str, tuple[float, tuple[float, float]] | None]:
     """(verdict, why, (ratio, interval)) of ``facts`` against ``other`` by ranking.separation."""
-    from sitegen.site.facts.ranking import ratio_interval, separation
+    from sitegen.facts.ranking import ratio_interval, separation
     from sitegen.core import units
 
     if other.noisy:

@@ -10,7 +10,6 @@ fills a Plan.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,8 +152,8 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
     ``newest_wins``: the source's date is the later of the existing file's and
     ``fallback_day``, so importing several snapshots in any order gives the same file.
     """
-    from sitegen.importers.registrywrite import check_target, existing_published, source_file, write_files, write_lock
-    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.write import check_target, existing_published, source_file, write_files, write_lock
+    from sitegen.registry.lockfile import LOCK_NAME
     from sitegen.registry.transaction import registry_transaction
 
     source_id, fields = source
@@ -187,17 +186,3 @@ def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], publis
         click.echo(f"{out}: warning: {target.unlocked} document(s) this import did not write are not in "
                    f"{LOCK_NAME}; review them, then run `sitegen lock {out}`", err=True)
     return summary, problems
-
-
-def finish(plan: Plan, out: Path, summary: dict[str, Any], problems: list[Problem], what: str, *, as_json: bool) -> None:
-    """Print the report (problems, then one summary line on stderr) and exit 1 if anything failed."""
-    from sitegen.cli.options import report
-
-    report(sorted(problems), as_json=as_json, extra=summary)
-    click.echo(
-        f"imported {plan.imported} of {plan.rows} {what} into {out}: "
-        f"{summary.get('written', 0)} file(s) written, {summary.get('unchanged', 0)} unchanged.",
-        err=True,
-    )
-    if problems:
-        sys.exit(1)

@@ -180,7 +180,7 @@ class MatmulSitegenJSD(Implementation):
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
         from sitegen.core.digest import document_digest
         from sitegen.core.formatversion import API_VERSION
-        from sitegen.rerun.outcome.records import named
+        from sitegen.core.documents import named
 
         doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
                "metadata": {"name": "", "title": "matmul + sitegen JSD · Fused linear Jensen-Shannon divergence loss"},

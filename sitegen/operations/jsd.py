@@ -169,7 +169,7 @@ class TorchJSD(TorchPeer):
         return TorchReference(BETA)
 
     def amend(self, spec: dict) -> None:
-        from sitegen.rerun.plan.revision import source_digest
+        from sitegen.core.revision import source_digest
 
         # The peer is sitegen's reference expression run by PyTorch: pin that file's bytes too.
         spec["projectRevision"]["sourceDigest"] = source_digest(kernels_file("reference.py"))

@@ -21,7 +21,7 @@ def kernels_file(name: str):
 
 def revision(source: str, *, version, commit, repository) -> dict[str, Any]:
     """projectRevision of sitegen code whose bytes are those of kernels/``source``."""
-    from sitegen.rerun.plan.revision import source_digest
+    from sitegen.core.revision import source_digest
 
     return {"project": "sitegen", **{k: v for k, v in (
         ("repository", repository), ("commit", commit), ("version", version),
@@ -33,7 +33,7 @@ def bundled_document(kernel: str, source: str, target: tuple[str, str], *, title
     """ImplementationRevision ``record`` of sitegen's own kernel for ``kernel`` (kernels/``source``):
     the importer's, with the revision and callable that ran and ``spec``'s further fields."""
     from sitegen.core import identity as catalog
-    from sitegen.rerun.outcome.records import named
+    from sitegen.core.documents import named
 
     doc = catalog.implementation_document(kernel, "sitegen", None)
     module, name = target
@@ -79,7 +79,7 @@ class Peer(Implementation):
 
     def document(self, op: dict, *, run_version, **_) -> dict:
         from sitegen.core import identity as catalog
-        from sitegen.rerun.outcome.records import named
+        from sitegen.core.documents import named
 
         doc = catalog.implementation_document(self.kernel, self.provider, run_version)
         if self.provider == "liger":

@@ -88,7 +88,7 @@ class TrustedSigner(Strict):
     @field_validator("key")
     @classmethod
     def _ed25519(cls, value: str) -> str:
-        from sitegen.trust.signing import parse_public_line
+        from sitegen.core.signing import parse_public_line
 
         parse_public_line(value)
         return value

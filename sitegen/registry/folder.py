@@ -8,18 +8,15 @@ still has the digest recorded in the registry's lock file (so a one-byte edit of
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable
 
-from sitegen.format.loader import LOCK_NAME, Record, load_paths
+from sitegen.format.loader import Record, load_paths
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.lockfile import LOCK_FORMAT, MAX_LOCK_BYTES, checked_lock_bytes, lock_bytes, read_lock  # noqa: F401
 from sitegen.core.problems import InputError, Problem, json_path
 from sitegen.registry.transaction import recover
-
-if TYPE_CHECKING:
-    from sitegen.state.store import BuildState
 
 # Which digest fields point at which kind.
 REFERENCES: dict[str, dict[tuple[str, ...], str]] = {
@@ -123,44 +120,25 @@ def check_lock(registry: Registry, root: Path, locked: dict[str, str] | None) ->
     return problems
 
 
-def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False, cached: bool = False,
-                  known: dict[str, str] | None = None, jobs: int = 1, state: BuildState | None = None) -> Registry:
+def open_registry(root: Path, *, check_lock_file: bool = True, require_lock: bool = False,
+                  load: Callable[[Path], tuple[list[Record], list[Problem]]] | None = None) -> Registry:
     """Load, validate and cross-check a registry folder; raise InputError with everything wrong.
 
     ``require_lock`` makes a folder without digests.lock an error: verify and build promise
     that an edit to any spec is caught, which only a recorded digest can show. Any
     interrupted write (sitegen.registry.transaction) is finished or undone first.
 
-    ``cached``: documents are sitegen.state.summaries Summaries (kind, name, digest,
-    references), taken from the build state where a file's bytes are unchanged; enough
-    for lock, verify and attest (which reads its run whole), never for a build. Folders the state has never seen are loaded
-    by ``jobs`` processes.
-
-    ``known``: each file's sha256 (relative path → hex, as sitegen.site.engine.fingerprint reads
-    them); documents are taken from the build state (sitegen.state.cachedload) where a file's
-    bytes are unchanged since it was last loaded, the rest by ``jobs`` processes. Every
-    check below still runs on all of them.
-
-    ``state``: the command's open build state (sitegen.state.store); without one, the
-    registry's is opened for this call.
+    ``load`` reads the folder's documents (default: every file, validated); the build state
+    passes one that takes unchanged files from its store (sitegen.state.opening). Every check
+    below still runs on all of them.
     """
     if root.is_dir():
         recover(root)
     locked = read_lock(root) if check_lock_file and root.is_dir() else None
     if require_lock and check_lock_file and root.is_dir() and locked is None:
         raise InputError([Problem(str(root / LOCK_NAME), "$", "no lock file, so edits cannot be detected; review the registry, then run `sitegen lock` (or pass --unlocked)")])
-    if (cached or known is not None) and root.is_dir():
-        from sitegen.state.store import open_state
-
-        with nullcontext(state) if state is not None else open_state(root) as opened:
-            if cached:
-                from sitegen.state.summaries import load_summaries
-
-                records, problems = load_summaries(root, REFERENCES, opened, jobs)
-            else:
-                from sitegen.state.cachedload import load_cached
-
-                records, problems = load_cached(root, known, opened, jobs)
+    if load is not None and root.is_dir():
+        records, problems = load(root)
     else:
         records, problems = load_paths([root])
     registry, more = index(records)

@@ -28,8 +28,10 @@ from sitegen.core.problems import InputError, Problem
 from sitegen.core.progress import Progress
 from sitegen.rerun.measure import gpustate
 from sitegen.rules import protocol
-from sitegen.rerun.outcome import journal, records
-from sitegen.rerun.plan import fits, revision
+from sitegen.rerun.outcome import records
+from sitegen.registry import journal
+from sitegen.rerun.plan import fits
+from sitegen.core import revision
 from sitegen.rerun.outcome.assemble import outcome
 from sitegen.core.workload import Case, Workload, cases
 from sitegen.rerun.measure.environment import environment_spec, instance
@@ -56,7 +58,7 @@ class Options:
     # host, measuring with no GPU UUID to tell them apart).
     host: str | None = None
     key: Path | None = None
-    """OpenSSH Ed25519 private key that signs the runs written (sitegen.trust.signing); read only when writing."""
+    """OpenSSH Ed25519 private key that signs the runs written (sitegen.core.signing); read only when writing."""
     journal: dict[str, str] | None = None
     """The out folder's rerun journal as read when the command started, before any plugin's process ran
     (an operation plugin's describing process runs its code too); None: read it when measuring starts."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.rerun.measure import gpustate
+from sitegen.rules.throttling import throttled
 from sitegen.rules.checkparams import DIGEST_SLACK
 
 REPEATED_MAX_SPEEDUP = 1.10
@@ -165,7 +165,7 @@ def calm(state: dict, max_sm_mhz: int | None) -> bool:
     1965 of 1980 MHz). That dip is the GPU's normal state under this load, not throttling;
     a cap that pulled the clock lower is.
     """
-    seen = gpustate.throttled([state])
+    seen = throttled([state])
     if any(r != "sw_power_cap" for r in seen):
         return False
     if not seen:
@@ -180,7 +180,7 @@ def throttle(states: list[dict | None], max_sm_mhz: int | None = None) -> dict:
     capped reading at 99% of the clock beside an idle, uncapped low clock is fine)."""
     if not states or any(s is None for s in states):
         return {"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"}
-    reasons = gpustate.throttled(states)
+    reasons = throttled(states)
     clocks = sorted({s.get("smClockMHz") for s in states if s.get("smClockMHz") is not None})
     passed = all(calm(s, max_sm_mhz) for s in states)
     detail = f"SM clocks seen {clocks} MHz"

@@ -19,7 +19,7 @@ from sitegen.core.forkpool import default_jobs
 from sitegen.core.formatversion import API_VERSION
 from sitegen.core.problems import InputError, Problem
 from sitegen.core.progress import Progress
-from sitegen.registry.folder import open_registry
+from sitegen.state.opening import open_cached
 from sitegen.format.jsonschema import schema_files
 from sitegen.site.text import labels as L
 from sitegen.site.charts.views import sweep_charts
@@ -29,7 +29,7 @@ from sitegen.site.outputs.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.outputs.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.outputs.feeds import atom_feed
 from sitegen.site.engine import explain as E
-from sitegen.site.facts.index import Index, build_index
+from sitegen.facts.index import Index, build_index
 from sitegen.site.text.jsonout import to_json, twin
 from sitegen.site.pages.home import home_page
 from sitegen.site.pages.listings import gpu_pages, run_row, implementation_index, implementation_pages, implementations_by_operation, unmade
@@ -43,7 +43,7 @@ from sitegen.site.render import Renderer, static_files
 from sitegen.site.engine.rankcache import Rankings
 from sitegen.site.engine.rendermemo import RenderMemo
 from sitegen.site.engine.rowtokens import RowTokens
-from sitegen.site.facts.roofline import floor_ns
+from sitegen.facts.roofline import floor_ns
 from sitegen.site.engine.reuse import group_keys, group_of
 from sitegen.site.engine.marker import SiteFolder
 from sitegen.site.engine.standby import discard as discard_standby
@@ -182,7 +182,7 @@ def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exc
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
         jobs = default_jobs() if jobs is None else jobs
-        registry = open_registry(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)
+        registry = open_cached(records, require_lock=not unlocked, known=None if full else inputs.files, jobs=jobs, state=state)
         config = load_config(records)
         if trusted is not None:
             config = config.model_copy(update={"trust": trusted, "reviewed": reviewed})

@@ -50,7 +50,7 @@ class Summary:
     references: dict[str, str]
     """Each digest reference of the spec, by its dotted field path."""
     signature: str | None = None
-    """A run's metadata.signature, which verify checks (sitegen.trust.signing)."""
+    """A run's metadata.signature, which verify checks (sitegen.core.signing)."""
     observed: str | None = None
     """A run's spec.observedAt: a signing key must be trusted at that time."""
 

@@ -57,12 +57,13 @@ def attest(
     again, as ``full`` asks from the start."""
     from sitegen.core.forkpool import default_jobs
     from sitegen.registry.folder import open_registry
+    from sitegen.state.opening import open_cached
     from sitegen.registry.transaction import registry_transaction
 
     # Read, decide and write under the registry's writer lock: two attests at once would
     # otherwise both build their lock from the same old one, and one note would drop out.
     with registry_transaction(root) as txn:
-        registry = open_registry(root) if full else open_registry(root, cached=True, jobs=default_jobs())
+        registry = open_registry(root) if full else open_cached(root, cached=True, jobs=default_jobs())
         registry, run, protocol = _run_and_protocol(root, registry, ref, with_protocol=value is not None)
         return _attest(txn, registry, run, protocol, kind=kind, value=value, note=note, link=link, author=author, day=day)
 
@@ -96,14 +97,14 @@ def _run_and_protocol(root: Path, registry, ref: str, *, with_protocol: bool):
 
 def _attest(txn, registry, run, protocol, *, kind: str, value: str | None, note: str | None, link: str | None,
             author: str, day: str | None) -> Path:
-    from sitegen.importers.registrywrite import write_lock
+    from sitegen.registry.write import write_lock
     from sitegen.registry.layout import render
     from sitegen.format.loader import validate_document
     from sitegen.format.model import API_VERSION
     from sitegen.registry.folder import lock_key
 
-    from sitegen.site.facts.index import primary
-    from sitegen.site.text.observedvalue import normalize
+    from sitegen.facts.index import primary
+    from sitegen.format.observedvalue import normalize
 
     if value is None and not (note and note.strip()):
         raise InputError([Problem("--note", "$", "a note needs --value or --note: with neither it says nothing")])

@@ -27,8 +27,8 @@ def sign_registry(records: Path, key: Path, runs: tuple[str, ...] = ()) -> Signe
     "this machine ran it": a file no rerun wrote here, or one edited since, is signed only by name)."""
     from sitegen.registry.layout import render
     from sitegen.registry.folder import open_registry
-    from sitegen.rerun.outcome import journal
-    from sitegen.trust.signing import load_private_key, sign_run
+    from sitegen.registry import journal
+    from sitegen.core.signing import load_private_key, sign_run
     from sitegen.registry.transaction import registry_transaction
 
     private = load_private_key(key)
@@ -69,7 +69,7 @@ def _named(registry, runs: tuple[str, ...], records: Path) -> list:
 
 
 def _journalled(registry, records: Path, entries: dict[str, str], txn, done: Signed) -> list:
-    from sitegen.rerun.outcome import journal
+    from sitegen.registry import journal
 
     unchanged = set()
     for relative, wrote in sorted(entries.items()):

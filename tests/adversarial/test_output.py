@@ -74,7 +74,7 @@ def test_pasted_attest_command_runs_nothing_a_record_put_there(tmp_path):
 
 
 def test_gpu_products_that_cannot_be_file_names_get_safe_unique_segments():
-    from sitegen.site.facts.index import gpu_slugs
+    from sitegen.facts.index import gpu_slugs
 
     long_a, long_b = "NVIDIA " + "H" * 293, "NVIDIA " + "H" * 292 + "X"
     segments = gpu_slugs({long_a, long_b, "CON", "NVIDIA H100"})

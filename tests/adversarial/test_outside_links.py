@@ -72,7 +72,7 @@ def test_rerun_reads_the_registry_settings_as_every_input(tmp_path):
     root = registry(tmp_path)
     elsewhere = tmp_path / "other.toml"
     elsewhere.write_text('[site]\nrepository_url = "https://example.org/not-this-registry"\n')
-    probe = "import sys; from pathlib import Path; from sitegen.rerun.plan.revision import repository_url; print(repository_url(Path(sys.argv[1])))"
+    probe = "import sys; from pathlib import Path; from sitegen.core.revision import repository_url; print(repository_url(Path(sys.argv[1])))"
     (root / "sitegen.toml").unlink()
     (root / "sitegen.toml").symlink_to(elsewhere)
     assert subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60).stdout == "None\n"

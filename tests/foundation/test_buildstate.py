@@ -15,7 +15,7 @@ import pytest
 from manifest_edits import SMALL, cli, loads, registry  # noqa: F401 (loads, registry: fixtures)
 
 from sitegen.state.store import FORMAT, open_state, state_path
-from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.folder import lock_contents, open_registry
 
 RUN = "runs/liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35.json"

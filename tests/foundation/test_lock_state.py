@@ -13,7 +13,7 @@ from manifest_edits import SMALL, cli, loads, problem_lines, registry  # noqa: F
 
 from sitegen.state import summaries
 from sitegen.state.store import open_state, state_path
-from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.folder import lock_contents, open_registry
 
 

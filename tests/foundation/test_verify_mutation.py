@@ -11,7 +11,8 @@ import pytest
 from manifest_edits import REGISTRY, SEED, cli, leaves, problem_lines, with_leaf_changed
 
 from sitegen.core.atomicwrite import write_atomic
-from sitegen.format.loader import LOCK_NAME, load_paths
+from sitegen.format.loader import load_paths
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.folder import index, lock_contents
 
 REGISTRY_FILES = sorted(p.name for p in REGISTRY.glob("*.json"))

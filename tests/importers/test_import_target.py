@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.cli.main import main
-from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.folder import lock_contents, open_registry
 from sharedinputs import CSV, require_csv
 

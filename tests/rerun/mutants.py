@@ -69,7 +69,7 @@ MUTANTS = [
      "passed = all(calm(s, max_sm_mhz) for s in states)", "passed = True", RERUN_TESTS),
     ("exclusive_gpu never flags", "sitegen/rules/integrity.py",
      '"name": "exclusive_gpu", "passed": ok,', '"name": "exclusive_gpu", "passed": True,', RERUN_TESTS),
-    ("a flagged run keeps its rank", "sitegen/site/facts/index.py",
+    ("a flagged run keeps its rank", "sitegen/facts/index.py",
      'reasons += [f"flagged: {text}" for text in flagged]', "pass", SITE_TESTS),
     # Issue 28: the checks on code sitegen did not write, and host_timed tightened.
     ("clock_intact never reported", "sitegen/rerun/checks/guards.py",

@@ -21,7 +21,7 @@ from sitegen.core.digest import document_digest
 from sitegen.registry.folder import open_registry
 from sitegen.trust.registrysigning import sign_registry
 from sitegen.rules.stats import summary
-from sitegen.site.facts.index import build_index
+from sitegen.facts.index import build_index
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
 KEY = FIXTURE.parent / "keys" / "fixture_ed25519"
@@ -131,7 +131,7 @@ class RuleRegistry:
     def index(self):
         """The registry as the site sees it, locked and signed first: facts by run name."""
         from sitegen.core.atomicwrite import write_atomic
-        from sitegen.format.loader import LOCK_NAME
+        from sitegen.registry.lockfile import LOCK_NAME
         from sitegen.registry.folder import lock_contents
 
         write_atomic(self.root / LOCK_NAME, lock_contents(open_registry(self.root, check_lock_file=False)))

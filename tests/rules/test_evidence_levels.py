@@ -203,7 +203,7 @@ def test_agreement_includes_its_bound(registry):
     (900_000, "not reproduced", "not reproduced (10% faster)"),
 ])
 def test_a_rerun_is_judged_against_the_run_it_remeasures_within_the_originals_agreement(registry, rerun_median, outcome, text):
-    from sitegen.site.facts.evidence import verdict
+    from sitegen.facts.evidence import verdict
 
     impl = registry.implementation("impl")
     registry.run("original", impl, spread(1_000_000, 0.002))

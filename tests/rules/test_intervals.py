@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sitegen.site.facts.uncertainty import REPLICATES, bounds, replicates
+from sitegen.facts.uncertainty import REPLICATES, bounds, replicates
 
 SAMPLES = [10, 20, 30, 40]
 DIGEST = "sha256:" + "ab" * 32

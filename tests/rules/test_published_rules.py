@@ -76,7 +76,7 @@ def test_agreeing_runs_of_one_implementation_in_two_comparison_groups_do_not_rep
     (0.99, "99%"),
 ])
 def test_a_share_between_100_and_150_percent_reads_over_100_percent(registry, share, column):
-    from sitegen.site.facts.roofline import roofline
+    from sitegen.facts.roofline import roofline
 
     registry.amend("operations", "jensen-shannon-divergence", lambda spec: spec.update(bytesMoved={
         "forward": [{"coefficient": 2, "axes": ["tokens", "vocab"], "perElementOf": "dtype"}]}))
@@ -89,7 +89,7 @@ def test_a_share_between_100_and_150_percent_reads_over_100_percent(registry, sh
 
 
 def test_a_share_over_100_percent_with_the_pass_note_points_at_it(registry):
-    from sitegen.site.facts.roofline import roofline
+    from sitegen.facts.roofline import roofline
 
     registry.amend("operations", "jensen-shannon-divergence", lambda spec: spec.update(bytesMoved={
         "forward": [{"coefficient": 2, "axes": ["tokens", "vocab"], "perElementOf": "dtype"}]}))

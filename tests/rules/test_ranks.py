@@ -163,7 +163,7 @@ def test_neighbours_with_no_interval_are_decided_by_the_gap_alone(registry):
     (("backward",), "backward"),
 ])
 def test_the_full_pass_heads_an_operation_whenever_it_has_one(registry, passes, headline):
-    from sitegen.site.facts.ranking import headline_pass
+    from sitegen.facts.ranking import headline_pass
 
     for timed_pass in passes:
         registry.run(timed_pass, registry.implementation("impl"), spread(1.0 * MS, 0.002), timedPass=timed_pass)
@@ -388,7 +388,7 @@ def test_a_gap_of_exactly_the_minimum_effect_with_an_interval_separates(registry
 
 
 def test_an_operation_with_no_named_pass_still_has_a_headline(registry):
-    from sitegen.site.facts.ranking import headline_pass
+    from sitegen.facts.ranking import headline_pass
 
     registry.run("r", registry.implementation("r"), spread(MS, 0.002), timedPass=None)
     facts, _ = registry.index()
@@ -407,7 +407,7 @@ def test_a_rank_after_a_zero_or_a_bare_neighbour_within_the_minimum_effect_says_
 
 
 def test_an_operation_without_ranked_runs_has_no_headline_pass():
-    from sitegen.site.facts.ranking import headline_pass
+    from sitegen.facts.ranking import headline_pass
 
     assert headline_pass([]) is None
 
@@ -425,7 +425,7 @@ def test_the_gap_to_the_leader_is_stated_with_the_bootstrap_interval_of_the_two_
 
 def test_a_verdict_on_any_pair_of_a_cohort_uses_the_bootstrap_ratio_of_their_samples(registry):
     # Compare pages and trends judge two runs that need not be neighbours by the ranking rule.
-    from sitegen.site.facts.ranking import separation
+    from sitegen.facts.ranking import separation
 
     runs = _cohort(registry, {"a": 1.00, "b": 1.10, "c": 1.20})
     distinct, reason, had_interval = separation(runs["a"], runs["c"])
@@ -434,7 +434,7 @@ def test_a_verdict_on_any_pair_of_a_cohort_uses_the_bootstrap_ratio_of_their_sam
 
 def test_first_places_are_counted_per_implementation_alone_and_shared():
     # How the home page and the operation summary count wins: a first place held alone, or shared.
-    from sitegen.site.facts.ranking import tally_firsts
+    from sitegen.facts.ranking import tally_firsts
 
     firsts = [("a", True), ("b", False), ("a", True), ("a", False), ("c", False), ("c", False)]
     assert tally_firsts(firsts) == {"a": [2, 1], "b": [0, 1], "c": [0, 2]}

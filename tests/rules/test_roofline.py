@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from registry import RuleRegistry, spread
-from sitegen.site.facts.roofline import MEASURED, floor_ns, roofline
+from sitegen.facts.roofline import MEASURED, floor_ns, roofline
 
 TOKENS, VOCAB, FP32 = 2048, 128256, 4
 JSD_BYTES = {
@@ -175,7 +175,7 @@ def test_a_copy_bandwidth_of_zero_is_no_ceiling_and_draws_no_floor(registry):
 
 
 def test_bandwidth_reads_in_terabytes_from_1000_gigabytes():
-    from sitegen.site.facts.roofline import gbs_text
+    from sitegen.facts.roofline import gbs_text
 
     assert (gbs_text(999.0), gbs_text(1000.0), gbs_text(2500.0)) == ("999 GB/s", "1.00 TB/s", "2.50 TB/s")
 

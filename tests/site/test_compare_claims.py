@@ -89,7 +89,7 @@ def test_a_pair_across_comparison_groups_is_no_ranking():
     from sitegen.registry.config import load_config
     from sitegen.registry.folder import open_registry
     from sitegen.site.pages.compare import compare_page
-    from sitegen.site.facts.index import build_index
+    from sitegen.facts.index import build_index
 
     index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
     torch = next(f for f in index.runs if f.name == TORCH_RUN)
@@ -129,7 +129,7 @@ def test_memory_is_more_or_lower_never_slower_or_faster():
     from sitegen.registry.config import load_config
     from sitegen.registry.folder import open_registry
     from sitegen.site.pages.compare import compare_page, ratio_words
-    from sitegen.site.facts.index import build_index
+    from sitegen.facts.index import build_index
 
     assert ratio_words("torch", "Liger", 1000.0, 2220.0, "MB") == "Liger is 2.22× more than torch"
     assert ratio_words("torch", "Liger", 2220.0, 1000.0, "MB") == "Liger is 2.22× less than torch"
@@ -143,7 +143,7 @@ def test_memory_is_more_or_lower_never_slower_or_faster():
     assert page.verdict.startswith("sitegen Triton JSD is lower in peak memory by the rule"), page.verdict
     assert "faster" not in page.verdict and "slower" not in page.verdict
     # The rule's own reason, which rank lines and trends quote, speaks of memory too.
-    from sitegen.site.facts.ranking import separation
+    from sitegen.facts.ranking import separation
 
     _, reason, _ = separation(sitegen, liger)
     assert "more than" in reason and "slower" not in reason, reason

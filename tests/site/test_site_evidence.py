@@ -10,7 +10,7 @@ from conftest import SEED_RUN, edit_run
 from sitegen.registry.config import load_config
 from sitegen.registry.folder import open_registry
 from sitegen.site.build import build_site
-from sitegen.site.facts.index import build_index
+from sitegen.facts.index import build_index
 
 SECOND = "sitegen-h200-tokens2048-2026-08-21"
 FIRST = "sitegen-h200-tokens2048-2026-08-20"

@@ -135,14 +135,14 @@ def test_attest_needs_a_value_or_a_body(registry_copy, extra):
     ("2,048 MB", "memory", "MB", "2048 MB"), ("1,234.5 ms", "latency", "ns", "1.2345 s"),
 ])
 def test_values_are_normalized_in_the_runs_unit(text, metric, unit, stored):
-    from sitegen.site.text.observedvalue import normalize
+    from sitegen.format.observedvalue import normalize
 
     assert normalize(text, metric, unit) == stored
 
 
 def test_the_value_a_record_page_suggests_is_accepted_as_shown():
     from sitegen.core import units
-    from sitegen.site.text.observedvalue import normalize
+    from sitegen.format.observedvalue import normalize
 
     for value, unit, metric, stored in ((9_110_560.0, "ns", "latency", "9.11 ms"), (2048.0, "MB", "memory", "2048 MB"),
                                         (1_500_000_000.0, "ns", "latency", "1.5 s")):
@@ -151,7 +151,7 @@ def test_the_value_a_record_page_suggests_is_accepted_as_shown():
 
 def test_a_memory_run_takes_only_its_own_unit():
     from sitegen.core.problems import InputError
-    from sitegen.site.text.observedvalue import normalize
+    from sitegen.format.observedvalue import normalize
 
     with pytest.raises(InputError) as err:
         normalize("12.5 ms", "memory", "MB")

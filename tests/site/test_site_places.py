@@ -14,7 +14,7 @@ from sitecheck import catalog_runs
 from sitegen.cli.main import main
 from sitegen.trust.registrysigning import sign_registry
 from sitegen.rules.stats import summary
-from sitegen.trust.signing import keygen
+from sitegen.core.signing import keygen
 
 SITEGEN = "sitegen-h200-tokens2048-2026-08-21"
 LIGER = "liger-h200-tokens2048-rerun-2026-08-20"

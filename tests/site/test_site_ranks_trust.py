@@ -16,7 +16,7 @@ from sitecheck import catalog_runs
 from sitegen.core.digest import document_digest
 from sitegen.rules.stats import summary
 from sitegen.site.build import build_site
-from sitegen.site.facts.index import build_index
+from sitegen.facts.index import build_index
 from sitegen.registry.config import load_config
 from sitegen.registry.folder import open_registry
 from sitegen.trust.registrysigning import sign_registry
@@ -198,7 +198,7 @@ def test_a_like_rerun_that_passed_every_check_is_verified(registry_copy):
 
 @pytest.mark.parametrize("statistic", ["median", "p20", "mean"])
 def test_intervals_cover_the_statistic_and_are_reproducible(statistic):
-    from sitegen.site.facts.uncertainty import bounds, replicates
+    from sitegen.facts.uncertainty import bounds, replicates
 
     samples = _samples(1_000_000, 7, n=301)
     first = replicates(samples, statistic, "sha256:" + "1" * 64)

@@ -174,7 +174,7 @@ def test_the_trend_cache_keeps_no_index_alive():
     from sitegen.registry.config import load_config
     from sitegen.registry.folder import open_registry
     from sitegen.site.charts import trends
-    from sitegen.site.facts.index import build_index
+    from sitegen.facts.index import build_index
 
     index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
     run = next(f for f in index.runs if f.name == BASE_RUN)

@@ -10,7 +10,7 @@ import json
 from trust_registry import RUN, cli, mini_registry, problem_lines, write_json
 
 from sitegen.core.digest import document_digest
-from sitegen.trust.signing import REFERENCED, load_private_key, payload, sign
+from sitegen.core.signing import REFERENCED, load_private_key, payload, sign
 
 NAME = RUN.name
 

@@ -15,7 +15,7 @@ LIKE_RUN = min((RECORDS / "runs" / "jsd").glob("rerun-jsd-forward-liger-nvidia-h
 def _facts(root: Path):
     from sitegen.registry.config import load_config
     from sitegen.registry.folder import open_registry
-    from sitegen.site.facts.index import build_index
+    from sitegen.facts.index import build_index
 
     index = build_index(open_registry(root, check_lock_file=False), load_config(root))
     [facts] = [f for f in index.runs if f.name == json.loads(LIKE_RUN.read_text())["metadata"]["name"]]

@@ -62,8 +62,9 @@ def test_a_journalled_file_edited_since_the_rerun_is_refused(registry, keys):
 
 
 def test_an_entry_measured_code_adds_to_the_journal_during_a_rerun_is_not_kept(registry, keys, tmp_path):
-    from sitegen.rerun.outcome import journal, records
+    from sitegen.rerun.outcome import records
 
+    from sitegen.registry import journal
     lock(registry)
     kept = journal.read(registry)  # what `sitegen rerun` reads before any measuring process starts
     planted = _plant(registry)
@@ -84,7 +85,7 @@ def test_an_entry_measured_code_adds_to_the_journal_during_a_rerun_is_not_kept(r
 
 
 def test_sign_empties_the_journal_it_signed(registry, keys):
-    from sitegen.rerun.outcome import journal
+    from sitegen.registry import journal
 
     lock(registry)
     assert journal.read(registry) != {}

@@ -69,7 +69,7 @@ def mini_registry(root: Path, *runs: Path) -> Path:
 def journal_runs(root: Path) -> None:
     """Journal every run file of ``root`` as `sitegen rerun` journals what it writes, for `sign` to find
     (a test that edits a run in place journals it again, as a rerun that wrote those bytes would have)."""
-    from sitegen.rerun.outcome import journal
+    from sitegen.registry import journal
 
     entries = {f"runs/{p.name}": journal.digest(p.read_bytes()) for p in sorted((root / "runs").glob("*.json"))}
     (root / journal.JOURNAL).write_bytes(journal.render(entries))

@@ -272,7 +272,7 @@ class RunMetadata(Metadata):
 
     signature: SshSignature | None = None
     """SSH signature (SSHSIG, base64, namespace ``sitegen-run``) by the rerunning machine's Ed25519 key over the
-    digests of this run and of every document it references (sitegen.trust.signing): kept outside the digested spec,
+    digests of this run and of every document it references (sitegen.core.signing): kept outside the digested spec,
     so signing never changes the digest it covers."""
 
 

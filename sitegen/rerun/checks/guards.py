@@ -27,7 +27,7 @@ rewritten _SNAPSHOT resealed to agree with a patch still differs from it. The se
 (sitegen.rerun.checks.draws) and torch.linalg.vector_norm are kept too, and the comparisons call
 their own bound copies, so a replaced generator or norm neither picks nor judges anything.
 
-This is still beatable, and the evidence rules assume it is (sitegen.site.facts.trustedcode: outside
+This is still beatable, and the evidence rules assume it is (sitegen.facts.trustedcode: outside
 code earns Verified only when the registry reviewed it): code in this process has read this file
 and can patch what it reads, including these functions' defaults and the containers they keep.
 

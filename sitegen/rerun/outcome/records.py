@@ -12,6 +12,7 @@ from typing import Any
 
 from sitegen.registry import layout
 from sitegen.core.digest import document_digest
+from sitegen.core.documents import named  # noqa: F401 (the rerun names its documents with it)
 from sitegen.core.formatversion import API_VERSION
 from sitegen.core import identity as catalog
 from sitegen.registry.layout import render
@@ -25,12 +26,6 @@ def path_of(doc: dict[str, Any], operation: str) -> str:
     return layout.path_of(doc, operation)
 
 
-def named(doc: dict[str, Any], stem: str) -> dict[str, Any]:
-    """A name that carries a digest fragment: same name always means same content."""
-    doc["metadata"]["name"] = f"{stem}-{document_digest(doc)[7:19]}"
-    return doc
-
-
 def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, version: str | None,
                        repository: str | None) -> dict[str, Any]:
     """ImplementationRevision of one compared implementation (sitegen.rerun.plan.plugins.ImplRef).
@@ -42,7 +37,7 @@ def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, vers
     """
     if ref.internal:
         from sitegen.operations import import_target
-        from sitegen.rerun.plan.revision import kernel_commit
+        from sitegen.core.revision import kernel_commit
 
         impl = import_target(ref.target, ref.name)()
         return impl.document(op, version=version, commit=kernel_commit(), repository=repository, run_version=run_version)
@@ -105,9 +100,9 @@ def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], 
 
 
 def sign_runs(runs: list[dict[str, Any]], shared: list[dict[str, Any]], found, key_file: Path) -> None:
-    """Put each run's signature (sitegen.trust.signing) in its metadata: by the key in ``key_file``, over the digests
+    """Put each run's signature (sitegen.core.signing) in its metadata: by the key in ``key_file``, over the digests
     of the run and of the documents it references, found among ``shared`` or already in the registry."""
-    from sitegen.trust import signing
+    from sitegen.core import signing
 
     key = signing.load_private_key(key_file)
     by_digest = {**found.by_digest, **{document_digest(doc): doc for doc in shared}}
@@ -157,12 +152,12 @@ def write_all(out: Path, writes: list[tuple[Path, bytes]], *, create_lock: bool 
     The lock is updated only where one exists, or made when ``create_lock`` (a dry run into a
     folder that held nothing: a rehearsal proves nothing, so there is nothing to review, and a
     registry holding it must still build and verify). The rerun journal becomes ``journal`` (the
-    entries read before measuring began) and the files written here (sitegen.rerun.outcome.journal).
+    entries read before measuring began) and the files written here (sitegen.registry.journal).
     """
     import json
 
     from sitegen.registry.lockfile import LOCK_NAME, checked_lock_bytes, read_lock
-    from sitegen.rerun.outcome import journal as rerun_journal
+    from sitegen.registry import journal as rerun_journal
     from sitegen.registry.transaction import registry_transaction
 
     with registry_transaction(out) as txn:

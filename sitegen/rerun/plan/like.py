@@ -7,12 +7,10 @@ from typing import Any
 
 from sitegen.core.problems import InputError, Problem
 from sitegen.core.workload import Workload
-from sitegen.rules.protocol import AGREEMENT, FAMILY, INTERPRET_FAMILY, LIGER_FAMILY
+from sitegen.operations.harnessed import MODES, impl_of
+from sitegen.rules.protocol import AGREEMENT
 from sitegen.rerun.plan.registryscan import Scan, find_run
 from sitegen.rules.verdict import pass_from_benchmark
-
-MODES = {FAMILY: "controlled", INTERPRET_FAMILY: "controlled", LIGER_FAMILY: "do_bench"}
-
 
 @dataclass
 class LikePlan:
@@ -28,21 +26,6 @@ class LikePlan:
     original_product: str
     original_ns: float | None
     tolerance: float
-
-
-def _impl_of(doc: dict[str, Any]) -> tuple[str | None, str | None]:
-    spec = doc["spec"]
-    revision = spec.get("projectRevision", {})
-    call = spec.get("callable") or {}
-    project = revision.get("project", "")
-    if project == "Liger-Kernel" or call.get("module", "").startswith("liger_kernel"):
-        return ("liger" if spec.get("name") == "Liger" else None), revision.get("version")
-    if project == "sitegen":
-        return "sitegen", revision.get("version")
-    if project == "PyTorch":
-        variant = call.get("variant") or ("torch.compile" if spec.get("name") == "torch.compile" else "eager")
-        return ("torch-compile" if variant == "torch.compile" else "torch"), revision.get("version")
-    return None, None
 
 
 def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
@@ -80,7 +63,7 @@ def plan(found: Scan, run_id: str, records_dir: str) -> LikePlan:
     timed_pass = spec.get("timedPass") or pass_from_benchmark((spec.get("sourceNative") or {}).get("benchmark", "")) or ""
     if timed_pass not in ("forward", "backward", "full"):
         raise InputError([Problem(where, "$.spec.timedPass", f"no timed pass to rerun (got {timed_pass!r})")])
-    impl, version = _impl_of(impl_doc)
+    impl, version = impl_of(impl_doc)
     if impl not in op.peers:
         raise InputError([Problem(where, "$.spec.implementationDigest", f"cannot rerun implementation {impl_doc['spec'].get('name')!r}")])
     family = protocol["spec"]["comparability"]["family"]

@@ -35,8 +35,9 @@ from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.charts.views import ChartView, _tick, _unit_of
 from sitegen.site.pages.cohort_table import interval_text, revision_label
-from sitegen.site.facts.index import Index, RunFacts
-from sitegen.site.facts.ranking import ratio_interval, separation
+from sitegen.facts.index import Index, RunFacts
+from sitegen.facts.ranking import ratio_interval, separation
+from sitegen.facts.trend import moment, trend_key
 
 RULE = ("A change is marked (▲ slower, ▼ faster) at a run the ranks would separate from the run before it: the "
         "interval of their ratio excludes 1 and the gap is at least the protocol's minimum effect (1% unless it says "
@@ -51,18 +52,6 @@ TREND_POINTS = 100
 # index's id and dropped when that index is collected, so `sitegen serve` never keeps an old
 # build's index alive through it.
 _cache: dict[int, dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]] = {}
-
-
-def trend_key(facts: RunFacts) -> tuple:
-    """The comparison group and the implementation across revisions: name, project, callable variant."""
-    spec = facts.implementation.model.spec
-    return (facts.cohort, spec.name, spec.projectRevision.project, spec.callable.variant if spec.callable else None)
-
-
-def moment(observed_at: str) -> datetime:
-    """observedAt as a time: ``Z``, ``+05:00`` and fractions of a second all order by the instant."""
-    parsed = datetime.fromisoformat(observed_at.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def as_recorded(observed_at: str) -> str:

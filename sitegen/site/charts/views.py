@@ -17,8 +17,8 @@ from sitegen.site.charts import svg as charts
 from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.pages.cohort_table import pass_note
-from sitegen.site.facts.index import Index, RunFacts, slug
-from sitegen.site.facts.ranking import PASS_ORDER
+from sitegen.facts.index import Index, RunFacts, slug
+from sitegen.facts.ranking import PASS_ORDER
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
 

@@ -22,8 +22,8 @@ import json
 
 from sitegen.state.store import BuildState
 from sitegen.state.codeversion import code_version
-from sitegen.site.facts.ranking import rank_cohort
-from sitegen.site.facts.runfacts import Interval
+from sitegen.facts.ranking import rank_cohort
+from sitegen.facts.runfacts import Interval
 
 def cohort_key(members) -> str:
     made = hashlib.sha256(code_version().encode())

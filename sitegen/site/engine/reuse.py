@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.site.engine.fingerprint import Inputs
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 
 EVERYTHING = "*"
 

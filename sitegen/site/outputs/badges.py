@@ -15,7 +15,7 @@ from sitegen.site.text.xmltext import text as escape
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.operation_page import cohort_href
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.index import Index, RunFacts
 
 LABEL = "sitegen"
 _CHAR_PX = 6.6  # average advance of an 11 px sans-serif glyph; badges are estimates, as shields.io's are

@@ -8,7 +8,7 @@ from sitegen.core.formatversion import API_VERSION
 from sitegen.site.text import labels as L
 from sitegen.site.charts.views import samples_of
 from sitegen.site.pages.cohort_table import rank_text
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 from sitegen.site.text.jsonout import to_json, twin
 from sitegen.site.pages.record_page import samples_path
 

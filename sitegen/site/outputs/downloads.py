@@ -21,7 +21,7 @@ import re
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import rank_text
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.facts.runfacts import RunFacts
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("run", "The run's name (its page is runs/<run>/)."),

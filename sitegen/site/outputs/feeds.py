@@ -12,7 +12,7 @@ from sitegen.site.text.xmltext import text as escape
 
 from sitegen.site.text import labels as L
 from sitegen.core import units
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.index import Index, RunFacts
 
 FEED_SIZE = 50
 FEED_NAME = "feed.xml"

@@ -16,7 +16,7 @@ from sitegen.site.outputs.badges import Badge, badge_svg
 from sitegen.site.pages.badges_page import badges_index, implementation_badges_page
 from sitegen.site.pages.directory_pages import operations_index, schemas_index
 from sitegen.site.outputs.feeds import FEED_NAME, atom_feed, robots, sitemap
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 from sitegen.site.pages.site_pages import SitePage, load_descriptions, load_pages
 from sitegen.site.pages.protocol_pages import protocol_pages
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sitegen.site.text import labels as L
 from sitegen.site.text import xmltext
 from sitegen.site.outputs.badges import LABEL, Badge
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 from sitegen.site.text.labels import Link
 from sitegen.site.pages.listings import Pager, item_pages
 

@@ -8,9 +8,9 @@ from sitegen.registry.config import Config
 from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.text.labels import Link
-from sitegen.site.facts.roofline import roofline
-from sitegen.site.facts.ranking import NORMAL, PUBLISHED
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.facts.roofline import roofline
+from sitegen.facts.ranking import NORMAL, PUBLISHED
+from sitegen.facts.runfacts import RunFacts
 
 
 @dataclass(frozen=True)

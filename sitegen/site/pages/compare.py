@@ -27,10 +27,10 @@ from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart
 from sitegen.site.pages.cohort_table import interval_text, rank_text, revision_label
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link
-from sitegen.site.facts.ranking import PUBLISHED, ratio_interval, separation
-from sitegen.site.facts.uncertainty import REPLICATES
+from sitegen.facts.ranking import PUBLISHED, ratio_interval, separation
+from sitegen.facts.uncertainty import REPLICATES
 
 APP_PATH = "compare/index.html"
 NO_PLACE = "Only runs that hold a place in the group are compared, as in its ranks."

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from sitegen.site.text import labels as L
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 from sitegen.site.text.labels import Link, Row
 from sitegen.site.pages.listings import CountRow, ListPage
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.directory_pages import OPERATIONS_INDEX, operations_index, source_of
-from sitegen.site.facts.evidence import LEVELS
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.evidence import LEVELS
+from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link
 from sitegen.site.pages.listings import CountRow, RunRow, by_newest, gpu_items, implementation_items
-from sitegen.site.facts.ranking import headline_pass, tally_firsts
+from sitegen.facts.ranking import headline_pass, tally_firsts
 
 NEWEST = 12
 LISTED_OPERATIONS = 50

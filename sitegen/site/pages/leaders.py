@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
 from sitegen.core import units
-from sitegen.site.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link
-from sitegen.site.facts.ranking import PASS_ORDER, tally_firsts
+from sitegen.facts.ranking import PASS_ORDER, tally_firsts
 
 RANGE_PREFIX = "range from each run's "
 

@@ -10,8 +10,8 @@ from functools import lru_cache
 from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.pages.cohort_table import rank_text, value_text
-from sitegen.site.facts.evidence import PLACED, controlled
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.evidence import PLACED, controlled
+from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link, Row
 
 PAGE_ROWS = 250

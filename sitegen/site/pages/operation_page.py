@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import CohortView, cohort_view
 from sitegen.site.outputs.downloads import operation_csv_path
-from sitegen.site.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link, operation_gpu_path
 from sitegen.site.pages.leaders import SummaryGroup, interval_note, summary, workload_order
 from sitegen.site.pages.listings import RunRow, by_newest, page_path, run_row
-from sitegen.site.facts.ranking import PASS_ORDER, headline_pass
+from sitegen.facts.ranking import PASS_ORDER, headline_pass
 from sitegen.site.pages.sweeps import SweepTable, sweeps
 
 INLINE_COHORTS = 30

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from sitegen.site.text import field_labels as F
-from sitegen.site.facts.index import Index
+from sitegen.facts.index import Index
 from sitegen.site.text.labels import Row
 
 LONG = 300

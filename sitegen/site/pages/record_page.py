@@ -13,14 +13,14 @@ from sitegen.site.pages import record_sections as S
 from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart, samples_of
 from sitegen.site.pages.citation import Citation, cite_run
-from sitegen.site.facts.evidence import controlled, verdict
+from sitegen.facts.evidence import controlled, verdict
 from sitegen.site.pages.operation_page import cohort_href
-from sitegen.site.facts.roofline import roofline
+from sitegen.facts.roofline import roofline
 from sitegen.site.charts.trends import trend_charts
 from sitegen.site.pages.compare import record_link
-from sitegen.site.facts.ranking import PUBLISHED
-from sitegen.site.facts.uncertainty import REPLICATES
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.ranking import PUBLISHED
+from sitegen.facts.uncertainty import REPLICATES
+from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link, Row
 from sitegen.site.text.markdown import render_markdown
 
@@ -303,17 +303,17 @@ def install_command(repository_url: str) -> str:
 def _rerun_box(facts: RunFacts, repository_url: str) -> RerunBox:
     """The `sitegen rerun --like` command, when sitegen's harness can measure this record again.
 
-    The conditions are the ones ``sitegen.rerun.plan.like.plan`` checks, read from the same
+    The conditions are the ones ``sitegen.rerun.plan.like.plan`` checks (sitegen.operations.harnessed), read from the same
     documents, so the page never offers a command that refuses the run.
     """
-    from sitegen.rerun.plan.like import MODES, _impl_of
+    from sitegen.operations.harnessed import MODES, impl_of
 
     spec = facts.workload.model.spec
     if not (isinstance(spec.axes.get("tokens"), int) and isinstance(spec.axes.get("vocab"), int) and spec.dtype):
         return RerunBox(None, "sitegen rerun measures the bundled JSD kernel and its peers on tokens × vocab workloads; this workload is not one.")
     if facts.timed_pass not in ("forward", "backward", "full"):
         return RerunBox(None, f"The run names no timed pass sitegen can rerun (it has {facts.timed_pass!r}).")
-    if _impl_of(facts.implementation.raw)[0] is None:
+    if impl_of(facts.implementation.raw)[0] is None:
         return RerunBox(None, f"sitegen rerun has no harness for the implementation {L.implementation_label(facts.implementation)}.")
     if facts.protocol.model.spec.comparability.family not in MODES:
         return RerunBox(None, "sitegen rerun has no harness for this run's protocol family.")

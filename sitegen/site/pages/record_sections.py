@@ -9,7 +9,7 @@ from sitegen.site.text import field_labels as F
 from sitegen.site.pages.protocol_pages import is_long, protocol_path
 from sitegen.site.text import labels as L
 from sitegen.core import units
-from sitegen.site.facts.index import Index, RunFacts
+from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Row
 
 NO_POLICY = "Marked passed by the source; the correctness policy was not published."
@@ -50,7 +50,7 @@ def identity(facts: RunFacts, index: Index) -> list[Row]:
     rows.append(Row("run digest", facts.digest, code=True))
     outcome = facts.signature
     if outcome is not None:
-        # Asked of a controlled rerun that passed every other gate (sitegen.site.facts.evidence.verified).
+        # Asked of a controlled rerun that passed every other gate (sitegen.facts.evidence.verified).
         rows.append(Row("signature", f"valid, by {outcome.signer}" if outcome.valid else outcome.reason().removeprefix("the rerun is ")))
     return rows
 

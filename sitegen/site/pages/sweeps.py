@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import value_text
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.facts.runfacts import RunFacts
 
 
 @dataclass(frozen=True)

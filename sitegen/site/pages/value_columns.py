@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sitegen.core import units
-from sitegen.site.facts.index import RunFacts
+from sitegen.facts.index import RunFacts
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sitegen.format.loader import Record
 from sitegen.format.model import BenchmarkRun
-from sitegen.trust.signing import Outcome
+from sitegen.core.signing import Outcome
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class RunFacts:
     level: str = "Reported"
     level_reason: str | None = None
     signature: Outcome | None = None
-    """A controlled rerun's sitegen.trust.signing.Outcome against the trust list; None for any other run."""
+    """A controlled rerun's sitegen.core.signing.Outcome against the trust list; None for any other run."""
     """Why the run stops below Verified although it is a controlled rerun (a check that did not run)."""
     interval: Interval | None = None
     noisy: str | None = None

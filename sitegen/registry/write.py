@@ -14,7 +14,7 @@ from typing import Any
 
 from sitegen.registry.config import MAX_TOML_BYTES, SOURCES_DIR, Source
 from sitegen.core.inputfile import read_regular
-from sitegen.format.loader import LOCK_NAME
+from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.core.problems import InputError, Problem
 from sitegen.registry.transaction import Transaction
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sitegen.registry.config import Config
 from sitegen.format.model.definitions import ELEMENT_BYTES
 from sitegen.core import units
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.facts.runfacts import RunFacts
 
 MEASURED = "measured copy bandwidth"
 NOMINAL = "nominal peak"

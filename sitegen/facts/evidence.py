@@ -12,9 +12,9 @@ from collections import defaultdict
 from functools import cache
 
 from sitegen.rules.protocol import AGREEMENT, FAMILY, HARNESS, INTERPRET_FAMILY, protocol_document
-from sitegen.trust.signing import BAD, OUTSIDE, UNKNOWN_KEY, UNPINNED, UNSIGNED, check_run
-from sitegen.site.facts.runfacts import RunFacts
-from sitegen.site.facts.trustedcode import UNREVIEWED, trusted_code
+from sitegen.core.signing import BAD, OUTSIDE, UNKNOWN_KEY, UNPINNED, UNSIGNED, check_run
+from sitegen.facts.runfacts import RunFacts
+from sitegen.facts.trustedcode import UNREVIEWED, trusted_code
 from sitegen.rules.verdict import Verdict, judge
 
 LEVELS = ("Reported", "Reproducible", "Verified", "Replicated")
@@ -100,8 +100,8 @@ def verified(facts: RunFacts, trust: list | None = None, reviewed: list | None =
 
     A controlled rerun that passed correctness and every integrity check its protocol
     requires, with raw samples and the GPU's UUID, signed by a key of ``trust``
-    (sitegen.trust.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
-    registry ``reviewed`` (sitegen.registry.config.ReviewedCode; sitegen.site.facts.trustedcode). Its stated
+    (sitegen.core.signing.TrustedKey) that was valid when it ran, of code sitegen ships or the
+    registry ``reviewed`` (sitegen.registry.config.ReviewedCode; sitegen.facts.trustedcode). Its stated
     figures follow from its samples already: validation refuses any other (sitegen.rules.recompute).
     Sets ``facts.signature`` on every controlled rerun, whatever else it lacks.
     """
@@ -187,7 +187,7 @@ def _agree(a: float, b: float, tolerance: float) -> bool:
 
 
 def assign_levels(runs: list[RunFacts], trust: list | None = None, reviewed: list | None = None) -> None:
-    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.trust.signing);
+    """Set ``level`` (and ``level_reason``) on every run; ``trust``: the registry's trusted keys (sitegen.core.signing);
     ``reviewed``: the outside code it vouches for (sitegen.registry.config.ReviewedCode)."""
     verified_groups: dict[tuple[str, str], list[RunFacts]] = defaultdict(list)
     for facts in runs:

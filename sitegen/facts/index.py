@@ -15,10 +15,10 @@ from sitegen.core.digest import comparison_key
 from sitegen.format.loader import Record
 from sitegen.format.model import BenchmarkRun
 from sitegen.registry.folder import Registry
-from sitegen.trust.signing import trusted_keys
-from sitegen.site.facts.evidence import assign_levels
-from sitegen.site.facts.ranking import rank_cohort
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.core.signing import trusted_keys
+from sitegen.facts.evidence import assign_levels
+from sitegen.facts.ranking import rank_cohort
+from sitegen.facts.runfacts import RunFacts
 from sitegen.rules.verdict import pass_from_benchmark
 
 __all__ = ["Index", "RunFacts", "build_index", "gpu_slugs", "primary", "slug", "timed_pass"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from sitegen.site.facts.runfacts import RunFacts
+from sitegen.facts.runfacts import RunFacts
 
 UNREVIEWED = ("not Verified: outside code not reviewed by this registry: it runs in the measuring process and "
               "could forge its checks")

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sitegen.core import units
-from sitegen.site.facts.evidence import LEVELS
-from sitegen.site.facts.runfacts import Interval, RunFacts
-from sitegen.site.facts.uncertainty import bounds, replicates
+from sitegen.facts.evidence import LEVELS
+from sitegen.facts.runfacts import Interval, RunFacts
+from sitegen.facts.uncertainty import bounds, replicates
 
 PASS_ORDER = ("full", "forward", "backward")
 MIN_EFFECT = 0.01
