@@ -20,7 +20,7 @@ from sitegen.registry.config import load_config
 from sitegen.registry.folder import open_registry
 from sitegen.site.charts.views import sweep_charts
 from sitegen.site.pages.compare import cohort_pairs, compare_page
-from sitegen.site.facts.index import build_index
+from sitegen.facts.index import build_index
 from sitegen.site.text.jsonout import to_json
 from sitegen.site.pages.operation_page import operation_pages_with_runs
 from sitegen.site.render import Renderer

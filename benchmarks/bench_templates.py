@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sitegen.registry.config import load_config
 from sitegen.registry.folder import open_registry
-from sitegen.site.facts.index import build_index
+from sitegen.facts.index import build_index
 from sitegen.site.pages.record_page import record_page
 from sitegen.site.render import Renderer, _read_templates
 

@@ -42,13 +42,13 @@ MODULES: dict[str, list[str]] = {
     # the site tests build whole sites (seconds each, 5-10 s a mutant on two shared cores).
     # The pairwise verdicts (separation, ratio_interval) and the tally of first places are read
     # by the compare pages, trends and the operation summary: their claims' tests, fast ones.
-    "sitegen/site/facts/ranking.py": [RULES + "test_ranks.py", "tests/site/test_compare_claims.py", "tests/site/test_trends.py",
+    "sitegen/facts/ranking.py": [RULES + "test_ranks.py", "tests/site/test_compare_claims.py", "tests/site/test_trends.py",
                                 "tests/site/test_summary_claims.py"],
-    "sitegen/site/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
-    "sitegen/site/facts/evidence.py": [RULES + "test_evidence_levels.py", RULES + "test_places.py"],
+    "sitegen/facts/uncertainty.py": [RULES + "test_intervals.py", RULES + "test_ranks.py"],
+    "sitegen/facts/evidence.py": [RULES + "test_evidence_levels.py", RULES + "test_places.py"],
     # sign's default set (the rerun journal) and verify --strict.
     "sitegen/trust/registrysigning.py": ["tests/trust/test_sign_journal.py", "tests/trust/test_signatures.py"],
-    "sitegen/site/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
+    "sitegen/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/checks/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
     "sitegen/rules/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sitegen.registry.config import CONFIG_NAME, load_config
 from sitegen.registry.folder import open_registry
-from sitegen.trust.signing import VALID, check_run, trusted_keys
+from sitegen.core.signing import VALID, check_run, trusted_keys
 
 
 def pins(root: Path) -> dict[str, list[str]]:

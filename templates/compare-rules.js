@@ -1,5 +1,5 @@
 // The build's rules for one comparison, ported for compare.js (which draws the page):
-// sitegen/site/facts/uncertainty.py, facts/ranking.py, facts/index.primary and text/labels.flatten.
+// sitegen/facts/uncertainty.py, facts/ranking.py, facts/index.primary and text/labels.flatten.
 //
 // The value is the protocol's primary statistic; the interval is the 2.5–97.5th percentile
 // of 2,000 bootstrap replicates of it (for a quantile, drawn through the order statistics'
@@ -111,7 +111,7 @@
     return significant(low / s[1], digits) + "–" + significant(high / s[1], digits) + " " + s[0];
   };
 
-  // What sitegen.site.facts.index.primary and ranking.estimate derive from one manifest.
+  // What sitegen.facts.index.primary and ranking.estimate derive from one manifest.
   var facts = function (name, manifest) {
     var run = manifest.run, spec = run.spec, protocol = manifest.protocol.spec;
     var statistic = protocol.measurement.primaryStatistic;
