@@ -1,16 +1,17 @@
-"""JSD's torch-side peer module (imported by workers only: it imports torch)."""
+"""JSD's torch-side peer module (imported by workers only: it imports torch).
+
+The operation (sitegen.operations.jsd) passes its beta; this module imports nothing of it, so the
+two do not import each other."""
 
 from __future__ import annotations
 
 import torch
 
-from sitegen.operations.jsd import BETA
-
 
 class TorchReference(torch.nn.Module):
     """sitegen's reference in float32 (upcast, as Liger's own torch JSD does), result in the input dtype."""
 
-    def __init__(self, beta: float = BETA):
+    def __init__(self, beta: float):
         super().__init__()
         self.beta = beta
 

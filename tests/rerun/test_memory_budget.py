@@ -46,9 +46,10 @@ class FakeGPU:
 
 
 def runner_on(gpu: FakeGPU, module=None, timed_pass: str = "full") -> PassRunner:
+    from sitegen.operations.jsd import BETA
     from sitegen.operations.jsd_torch import TorchReference
 
-    return PassRunner(module or TorchReference(), JSD, W, "cpu", timed_pass, seed=3, rtol=JSD.tolerances["fp32"],
+    return PassRunner(module or TorchReference(BETA), JSD, W, "cpu", timed_pass, seed=3, rtol=JSD.tolerances["fp32"],
                       clock=Clock("cpu"), memory=gpu)
 
 

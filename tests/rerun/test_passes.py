@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="rerun measures with torch")
 pytest.importorskip("triton", reason="the bundled kernel needs triton")
 
-from sitegen.operations.jsd import JSD as JSDOperation, logprobs  # noqa: E402
+from sitegen.operations.jsd import BETA, JSD as JSDOperation, logprobs  # noqa: E402
 from sitegen.operations.jsd_torch import TorchReference  # noqa: E402
 from sitegen.rerun.measure.passes import PassRunner  # noqa: E402
 
@@ -27,7 +27,7 @@ def run_calls(runner, n):
 def test_backward_runs_again_and_again_on_fresh_graphs(impl):
     from sitegen.kernels.jsd import JSD
 
-    module = JSD() if impl == "sitegen" else TorchReference()
+    module = JSD() if impl == "sitegen" else TorchReference(BETA)
     runner = PassRunner(module, JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "backward", seed=5, pool=2)
     run_calls(runner, 5)  # the bundled kernel's backward consumes its saved gradient: no replay
     k = 4 % 2
@@ -36,17 +36,17 @@ def test_backward_runs_again_and_again_on_fresh_graphs(impl):
 
 
 def test_forward_and_full_leave_no_graph_behind():
-    runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "full", seed=1, pool=3)
+    runner = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "full", seed=1, pool=3)
     run_calls(runner, 4)
     assert all(loss is None for loss in runner.losses)
     assert runner.sets[0][0].grad is not None
 
 
 def test_liger_script_replays_one_graph_per_set():
-    runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "backward", seed=2, pool=1, liger_script=True)
+    runner = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "backward", seed=2, pool=1, liger_script=True)
     run_calls(runner, 3)  # retain_graph: the same graph three times
     assert runner.sets[0][0].grad is not None and runner.args[0][0] is not runner.sets[0][0]
-    full = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "full", seed=2, pool=1, liger_script=True)
+    full = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=4, vocab=64), DEVICE, "full", seed=2, pool=1, liger_script=True)
     run_calls(full, 3)  # log_softmax's graph survives repeated full passes
 
 
@@ -61,7 +61,7 @@ def test_fresh_draws_hold_at_tiny_shapes(rows, vocab):
     """Every call's own reference, at shapes down to one element."""
     from sitegen.rules import protocol
 
-    runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=rows, vocab=vocab), DEVICE, "full", seed=6, pool=1,
+    runner = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=rows, vocab=vocab), DEVICE, "full", seed=6, pool=1,
                         rtol=JSD_OP.tolerances["fp32"])
     for i in range(3 * vocab + 4):
         runner.draw(i)

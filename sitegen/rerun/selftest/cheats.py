@@ -177,6 +177,7 @@ class SideStream(torch.nn.Module):
         self.stream = torch.cuda.Stream()
 
     def forward(self, x, y):
+        from sitegen.operations.jsd import BETA
         from sitegen.operations.jsd_torch import TorchReference
 
         main = torch.cuda.current_stream()
@@ -184,7 +185,7 @@ class SideStream(torch.nn.Module):
         self.stream.wait_stream(main)
         with torch.cuda.stream(self.stream):
             leaf = x.detach().requires_grad_()
-            (grad,) = torch.autograd.grad(TorchReference()(leaf, y), leaf)
+            (grad,) = torch.autograd.grad(TorchReference(BETA)(leaf, y), leaf)
             done = self.stream.record_event()
         grad.record_stream(main)
         return _Given.apply(x, loss, grad, done)
