@@ -40,10 +40,6 @@ class Index:
     runs_of_implementation: dict[str, list[RunFacts]]
     runs_of_gpu: dict[str, list[RunFacts]]
     dangling_reruns: dict[str, str] = field(default_factory=dict)
-    pretty: dict[str, str] = field(default_factory=dict)
-    """Pretty-printed JSON of shared documents (protocols, environments), by file and pointer."""
-    cohort_pages: dict[str, str] = field(default_factory=dict)
-    """The page each cohort's table is on, by comparison key (filled by the operation pages' layout)."""
 
 
 def slug(text: str) -> str:

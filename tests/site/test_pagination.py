@@ -55,11 +55,11 @@ def test_long_lists_are_split_into_linked_pages(tmp_path, monkeypatch):
 
 
 def test_a_pass_with_many_cohorts_is_split_into_pages_that_record_pages_link_to(tmp_path, monkeypatch):
-    from sitegen.site.pages import operation_page
+    from sitegen.site.pages import placement
 
     # Small thresholds stand in for a registry of thousands of cohorts.
-    monkeypatch.setattr(operation_page, "INLINE_COHORTS", 1)
-    monkeypatch.setattr(operation_page, "COHORTS_PER_PAGE", 1)
+    monkeypatch.setattr(placement, "INLINE_COHORTS", 1)
+    monkeypatch.setattr(placement, "COHORTS_PER_PAGE", 1)
     site = tmp_path / "site"
     build_site(FIXTURE, site)
     pages = sorted(p for p in (site / "operations").rglob("index.html") if "/page/" in p.as_posix())

@@ -14,7 +14,7 @@ from sitegen.site.text.xmltext import attr as quoteattr
 from sitegen.site.text.xmltext import text as escape
 
 from sitegen.site.text import labels as L
-from sitegen.site.pages.operation_page import cohort_href
+from sitegen.site.pages.placement import cohort_href
 from sitegen.facts.index import Index, RunFacts
 
 LABEL = "sitegen"

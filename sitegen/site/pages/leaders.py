@@ -15,6 +15,7 @@ from sitegen.core import units
 from sitegen.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link
 from sitegen.facts.ranking import PASS_ORDER, tally_firsts
+from sitegen.site.pages.placement import placement, workload_order
 
 RANGE_PREFIX = "range from each run's "
 
@@ -77,14 +78,6 @@ class SummaryGroup:
     """How many workloads the group has; more than ``len(rows)`` where the page shows only the first."""
     all_at: str | None = None
     """The page that shows every row of the group, where this one shows only the first."""
-
-
-def _axis_order(value) -> tuple:
-    return (0, value, "") if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, 0, str(value))
-
-
-def workload_order(facts: RunFacts) -> tuple:
-    return tuple((k, _axis_order(v)) for k, v in facts.workload.model.spec.axes.items())
 
 
 def _varying(workloads: list) -> list[str]:
@@ -181,11 +174,11 @@ def summary(keys: list[str], index: Index, headline: str | None, limit: int | No
     for (gpu, dtype, family), members in sorted(groups.items()):
         members.sort(key=lambda k: (workload_order(_first(index, k)), k))
         varying = _varying([_first(index, k).workload for k in members])
-        rows = [row for k in members if (row := _summary_row(k, index, varying, index.cohort_pages[k]))]
+        rows = [row for k in members if (row := _summary_row(k, index, varying, placement(index).pages[k]))]
         first = _first(index, members[0])
         cut = limit is not None and len(rows) > limit
         result.append(SummaryGroup(
-            id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, index.cohort_pages[members[0]]),
+            id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, placement(index).pages[members[0]]),
             dtype=dtype, family=family, timed_pass=shown[gpu], answer=_answer(rows), rows=rows[:limit] if cut else rows,
             workloads=len(rows), all_at=all_at(first.gpu_slug) if cut else None))
     return result

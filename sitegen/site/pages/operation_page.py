@@ -17,14 +17,12 @@ from sitegen.site.pages.cohort_table import CohortView, cohort_view
 from sitegen.site.outputs.downloads import operation_csv_path
 from sitegen.facts.index import Index, RunFacts, slug
 from sitegen.site.text.labels import Link, operation_gpu_path
-from sitegen.site.pages.leaders import SummaryGroup, interval_note, summary, workload_order
+from sitegen.site.pages.leaders import SummaryGroup, interval_note, summary
+from sitegen.site.pages.placement import first as _first, group_by as _by, pass_chunks as _pass_chunks, pass_path, placement, workload_order
 from sitegen.site.pages.listings import RunRow, by_newest, page_path, run_row
 from sitegen.facts.ranking import PASS_ORDER, headline_pass
 from sitegen.site.pages.sweeps import SweepTable, sweeps
 
-INLINE_COHORTS = 30
-# About 2 KB of ranking table and 1.3 KB of sweep per cohort: pages stay near 100 KB.
-COHORTS_PER_PAGE = 30
 HISTORY_ROWS = 50
 # About 1 KB a summary row: the page of GPU links stays under 300 KB with six GPU × dtype groups.
 SUMMARY_ROWS = 40
@@ -108,60 +106,6 @@ def origin_links(operation, runs: list[RunFacts]) -> list[Link]:
     return [link for _, link in sorted(found.values(), key=lambda pair: (pair[0], pair[1].text))]
 
 
-def pass_path(operation: str, gpu_slug: str, the_pass: str) -> str:
-    return f"operations/{operation}/{gpu_slug}/{slug(the_pass) or 'pass'}/index.html"
-
-
-def _first(index: Index, key: str) -> RunFacts:
-    return index.cohorts[key][0]
-
-
-def _by(keys: list[str], index: Index, attribute) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for key in keys:
-        groups.setdefault(attribute(_first(index, key)), []).append(key)
-    return groups
-
-
-def _layout(index: Index, operation: str) -> tuple[bool, set[str]]:
-    """(split by GPU?, GPU slugs split by pass), placing every cohort of the operation in index.cohort_pages."""
-    runs = index.runs_of_operation.get(operation, [])
-    split = len({f.gpu_slug for f in runs}) > 1
-    keys = sorted({f.cohort for f in runs if f.cohort})
-    by_pass_gpus = set()
-    for gpu_slug, gpu_keys in _by(keys, index, lambda f: f.gpu_slug).items():
-        per_pass = len(gpu_keys) > INLINE_COHORTS
-        if per_pass:
-            by_pass_gpus.add(gpu_slug)
-        if per_pass:
-            for the_pass, pass_keys in _by(gpu_keys, index, lambda f: f.timed_pass).items():
-                for number, chunk in enumerate(_pass_chunks(pass_keys, index), 1):
-                    for key in chunk:
-                        index.cohort_pages[key] = page_path(pass_path(operation, gpu_slug, the_pass), number)
-            continue
-        for key in gpu_keys:
-            index.cohort_pages[key] = operation_gpu_path(operation, gpu_slug) if split else L.operation_path(operation)
-    return split, by_pass_gpus
-
-
-def _cohort_order(index: Index, key: str) -> tuple:
-    f = _first(index, key)
-    return (L.dtype_label(f.workload) or "—", workload_order(f), f.metric or "", key)
-
-
-def _pass_chunks(keys: list[str], index: Index) -> list[list[str]]:
-    """One pass's cohorts, in the order its page shows them, in pages of COHORTS_PER_PAGE."""
-    ordered = sorted(keys, key=lambda k: _cohort_order(index, k))
-    return [ordered[i:i + COHORTS_PER_PAGE] for i in range(0, len(ordered), COHORTS_PER_PAGE)]
-
-
-def cohort_href(facts: RunFacts, index: Index) -> str:
-    """Where the run's cohort table is."""
-    if facts.cohort not in index.cohort_pages:
-        _layout(index, facts.operation.name)
-    return f"{index.cohort_pages[facts.cohort]}#{L.cohort_id(facts.cohort)}"
-
-
 def _chunk_label(chunk: list[str], index: Index) -> str:
     """The first and last workload of a page of cohorts, so a reader knows where to look."""
     first, last = _first(index, chunk[0]), _first(index, chunk[-1])
@@ -222,7 +166,8 @@ def operation_pages_with_runs(operation, index: Index) -> list[tuple[OperationPa
     """The operation's page, and its GPU and pass pages where the layout splits it, each with the
     ranked runs its detail sections show (none on a page of links only)."""
     runs = index.runs_of_operation.get(operation.name, [])
-    split, by_pass_gpus = _layout(index, operation.name)
+    laid_out = placement(index)
+    split, by_pass_gpus = laid_out.split.get(operation.name, False), laid_out.by_pass.get(operation.name, frozenset())
     headline = headline_pass(runs)
     title = L.operation_title(operation)
     bytes_rule = _bytes_rule(operation)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import weakref
 import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
@@ -14,7 +15,7 @@ from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart, samples_of
 from sitegen.site.pages.citation import Citation, cite_run
 from sitegen.facts.evidence import controlled, verdict
-from sitegen.site.pages.operation_page import cohort_href
+from sitegen.site.pages.placement import cohort_href
 from sitegen.facts.roofline import roofline
 from sitegen.site.charts.trends import trend_charts
 from sitegen.site.pages.compare import record_link
@@ -172,6 +173,19 @@ def _without_samples(raw: dict, count: int) -> dict:
     return {**raw, "spec": {**raw["spec"], "timing": timing}}
 
 
+_pretty_texts: dict[int, dict[str, str]] = {}
+
+
+def _pretty(index: Index) -> dict[str, str]:
+    """Pretty-printed JSON of the shared documents (protocols, environments) of ``index``, by file and
+    pointer: made once per document while the index lives, kept here rather than in the facts."""
+    found = _pretty_texts.get(id(index))
+    if found is None:
+        found = _pretty_texts[id(index)] = {}
+        weakref.finalize(index, _pretty_texts.pop, id(index), None)
+    return found
+
+
 def manifest_text(facts: RunFacts, index: Index, *, shown: bool = False) -> str:
     """The canonical manifest {"run", "protocol", "environment"}, each document as published.
 
@@ -186,12 +200,12 @@ def manifest_text(facts: RunFacts, index: Index, *, shown: bool = False) -> str:
     samples = len(samples_of(facts)) if shown else 0
     for key, record in (("run", facts.record), ("protocol", facts.protocol), ("environment", facts.environment)):
         cache_key = f"{record.file}#{record.pointer}"
-        text = index.pretty.get(cache_key) if key != "run" else None
+        text = _pretty(index).get(cache_key) if key != "run" else None
         if text is None:
             raw = _without_samples(record.raw, samples) if key == "run" and samples else record.raw
             text = json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
             if key != "run":
-                index.pretty[cache_key] = text
+                _pretty(index)[cache_key] = text
         parts.append(f'  "{key}": {text}')
     return "{\n" + ",\n".join(parts) + "\n}"
 
