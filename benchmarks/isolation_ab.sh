@@ -89,7 +89,7 @@ for path in sorted(glob.glob(os.path.join(out, "*-*.json"))):
             medians.setdefault((tag, row["impl"]), []).append(row["medianNs"])
 committed = {}
 if product:
-    slug = catalog.slug(product)
+    slug = catalog.name_slug(product)
     for path in glob.glob(os.path.join(records, "runs", "jsd", "rerun-jsd-full-*.json")):
         name = os.path.basename(path)
         if f"-{slug}-tokens8192-vocab128256-fp32-" not in name:

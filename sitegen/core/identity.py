@@ -32,7 +32,7 @@ def _axes(*pairs: tuple[str, str]) -> list[dict[str, str]]:
     return [{"name": name, "description": description} for name, description in pairs]
 
 
-def slug(text: str) -> str:
+def name_slug(text: str) -> str:
     """A name segment: lowercase, runs of other characters as one "-", no "-" at either end."""
     # Names admit no ".." (they become paths), so runs of dots collapse to one.
     return re.sub(r"\.{2,}", ".", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.")
@@ -48,7 +48,7 @@ def kernel_title(kernel: str) -> str:
 
 def operation_name(kernel: str) -> str:
     """metadata.name of a kernel's OperationSpec: the kernel name with "_" → "-"."""
-    return slug(kernel.replace("_", "-"))
+    return name_slug(kernel.replace("_", "-"))
 
 
 def operation_axes(kernel: str) -> list[str]:
@@ -91,9 +91,9 @@ def axes_label(axes: dict[str, Any], dtype: str | None) -> str:
 
 def case_slug(axes: dict[str, Any], dtype: str | None) -> str:
     """A workload in one name segment: axes alphabetically, then dtype ("tokens2048-vocab128256-fp32")."""
-    parts = [f"{slug(name)}{slug(str(value))}" for name, value in sorted(axes.items())]
+    parts = [f"{name_slug(name)}{name_slug(str(value))}" for name, value in sorted(axes.items())]
     if dtype:
-        parts.append(slug(dtype))
+        parts.append(name_slug(dtype))
     return "-".join(parts)
 
 
@@ -152,9 +152,9 @@ def provider_info(provider: str) -> dict[str, Any]:
 
 def implementation_name(kernel: str, provider: str, version: str | None) -> str:
     """metadata.name of an ImplementationRevision, e.g. "liger-jsd-0.8.0" or "torch-jsd"."""
-    parts = [slug(provider), operation_name(kernel)]
+    parts = [name_slug(provider), operation_name(kernel)]
     if version:
-        parts.append(slug(version))
+        parts.append(name_slug(version))
     return "-".join(part for part in parts if part)
 
 

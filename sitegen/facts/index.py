@@ -42,7 +42,7 @@ class Index:
     dangling_reruns: dict[str, str] = field(default_factory=dict)
 
 
-def slug(text: str) -> str:
+def path_slug(text: str) -> str:
     """``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``: a safe path segment, maybe empty."""
     out, dash = [], False
     for char in text.lower():
@@ -65,16 +65,16 @@ def gpu_slugs(products: set[str]) -> dict[str, str]:
     """
     by_slug: dict[str, list[str]] = defaultdict(list)
     for product in sorted(products):
-        by_slug[slug(product)].append(product)
+        by_slug[path_slug(product)].append(product)
     segments = {}
     for base, group in by_slug.items():
         for product in group:
             segments[product] = base if _plain(base) and len(group) == 1 else _hashed(base[:MAX_SLUG] or "gpu", product)
     # A hashed segment could in principle equal another product's plain slug (a name
     # ending in the same 8 hex): then that product is hashed as well.
-    taken = {segment for product, segment in segments.items() if segment != slug(product)}
+    taken = {segment for product, segment in segments.items() if segment != path_slug(product)}
     for product, segment in segments.items():
-        if segment in taken and segment == slug(product):
+        if segment in taken and segment == path_slug(product):
             segments[product] = _hashed(segment, product)
     return segments
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 from sitegen.core.formatversion import API_VERSION
-from sitegen.core.identity import slug
+from sitegen.core.identity import name_slug
 from sitegen.registry.layout import path_of, render
 from sitegen.core.problems import InputError, Problem
 
@@ -128,7 +128,7 @@ def gpu_hardware(gpu_name: str) -> tuple[dict[str, str], bool]:
 
 def gpu_slug(gpu_name: str) -> str:
     """The GPU in names and ids: "NVIDIA B200" → "nvidia-b200"."""
-    return slug(gpu_name)
+    return name_slug(gpu_name)
 
 
 def environment_document(name: str, title: str, gpu_name: str, software: dict[str, Any]) -> tuple[dict[str, Any], bool]:

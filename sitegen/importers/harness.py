@@ -25,7 +25,7 @@ import click
 from sitegen.core.digest import document_digest
 from sitegen.core.formatversion import API_VERSION
 from sitegen.importers.builtin import day_option
-from sitegen.core.identity import axes_label, case_slug, slug
+from sitegen.core.identity import axes_label, case_slug, name_slug
 from sitegen.importers.core import Plan, RowError, accept, environment_document
 from sitegen.importers.plugin import Importer
 from sitegen.core.problems import Problem
@@ -58,7 +58,7 @@ class HarnessImporter(Importer):
         source_id = options.get("source") or self.name
         fields: dict[str, Any] = {"name": options.get("source_name") or f"{self.name} results",
                                   "license": options.get("license") or "NOASSERTION"}
-        return slug(source_id) or self.name, fields
+        return name_slug(source_id) or self.name, fields
 
 
 @dataclass
@@ -104,7 +104,7 @@ class Result:
 def named(readable: str, spec: dict[str, Any]) -> str:
     """A document name: the readable part (slugged, cut to fit) and 8 hex of the spec's digest."""
     digest = document_digest({"apiVersion": API_VERSION, "kind": "Name", "spec": spec}).removeprefix("sha256:")[:8]
-    base = slug(readable)[:180].rstrip("-.") or "x"
+    base = name_slug(readable)[:180].rstrip("-.") or "x"
     return f"{base}-{digest}"
 
 

@@ -190,7 +190,7 @@ class _Importer:
             },
         }
         metadata = {
-            "name": catalog.slug(f"kernelbench-{level}-{stem}") + "-" + problem.model_digest[:8],
+            "name": catalog.name_slug(f"kernelbench-{level}-{stem}") + "-" + problem.model_digest[:8],
             "title": f"KernelBench {level.replace('level', 'L')} · {number} {words.replace('_', ' ').strip()}",
             "sourceRefs": [{"name": "KernelBench", "url": REPOSITORY, "path": path, "license": LICENSE}],
         }
@@ -236,7 +236,7 @@ class _Importer:
         op_name = operation["metadata"]["name"]
         return {
             "apiVersion": API_VERSION, "kind": "ImplementationRevision",
-            "metadata": {"name": catalog.slug(f"kernelbench-{config}-{version}-{op_name}"),
+            "metadata": {"name": catalog.name_slug(f"kernelbench-{config}-{version}-{op_name}"),
                          "title": f"{shown} {version} · {operation['metadata'].get('title', op_name)}"},
             "spec": {
                 "name": shown,
@@ -275,7 +275,7 @@ class _Importer:
     def environment(self, hardware: str) -> tuple[dict[str, Any], bool]:
         version = self.software["framework"]["version"]
         short = re.sub(r"^NVIDIA\s+", "", hardware.strip())
-        return environment_document(catalog.slug(f"kernelbench-{gpu_slug(hardware)}-torch-{version}"),
+        return environment_document(catalog.name_slug(f"kernelbench-{gpu_slug(hardware)}-torch-{version}"),
                                     f"KernelBench host · {short} · torch {version}", hardware, dict(self.software))
 
     def timing(self, folder: str, config: str, level: str, file: str, timing: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
@@ -308,7 +308,7 @@ class _Importer:
         timing_path = f"{TIMING_DIR}/{folder}/baseline_time_{config}.json"
         problem_path = f"KernelBench/{level}/{file}"
         external = f"{self.commit[:7]}/{folder}/{config}/{level}/{file.removesuffix('.py')}"
-        name = catalog.slug("kernelbench-" + external.replace("/", "-"))
+        name = catalog.name_slug("kernelbench-" + external.replace("/", "-"))
         if len(name) > 200:
             name = name[:191].rstrip("-.") + "-" + hashlib.sha256(external.encode()).hexdigest()[:8]
         spec: dict[str, Any] = {

@@ -131,7 +131,7 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
         "metrics": {f"{prefix}_{q}": values[q][0] for q in ("20", "50", "80")},
     }
     spec["observedAt"] = stamp
-    metadata: dict[str, Any] = {"name": catalog.slug("liger-" + external_id.replace("/", "-")), "title": title}
+    metadata: dict[str, Any] = {"name": catalog.name_slug("liger-" + external_id.replace("/", "-")), "title": title}
     if row.get("liger_version"):
         metadata["labels"] = {"liger_version": row["liger_version"]}
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}

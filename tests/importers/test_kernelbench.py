@@ -198,7 +198,7 @@ def test_lookalikes_the_table_calls_different_get_operations_of_their_own(regist
     table = tomllib.loads(resources.files("sitegen.importers").joinpath("kernelbench_operations.toml").read_text("utf-8"))
     for entry in table["different"]:
         level, file = entry["problem"].split("/")
-        stem = catalog.slug(file.removesuffix(".py"))
+        stem = catalog.name_slug(file.removesuffix(".py"))
         runs = list(registry.glob(f"runs/*/kernelbench-*-{level}-{stem}.json"))
         assert runs, entry["problem"]
         liger = document_digest(catalog.operation_document(entry["operation"]))

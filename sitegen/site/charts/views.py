@@ -17,7 +17,7 @@ from sitegen.site.charts import svg as charts
 from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.pages.cohort_table import pass_note
-from sitegen.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.facts.ranking import PASS_ORDER
 
 _SCALES = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1.0}
@@ -170,7 +170,7 @@ def _sweep_view(axis: str, key: tuple, lines: dict[str, dict[float, RunFacts]], 
             row.append(units.significant(floor_at[x] / scale) if x in floor_at else "—")
         rows.append(row)
     ident = "sweep-" + "-".join(filter(None, (axis, *(L.scalar(p) for p in key))))
-    return ChartView(slug(ident), caption, Markup(svg), columns, rows)
+    return ChartView(path_slug(ident), caption, Markup(svg), columns, rows)
 
 
 def samples_of(facts: RunFacts) -> list[int]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
 from sitegen.core import units
-from sitegen.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.site.text.labels import Link
 from sitegen.facts.ranking import PASS_ORDER, tally_firsts
 from sitegen.site.pages.placement import placement, workload_order
@@ -178,7 +178,7 @@ def summary(keys: list[str], index: Index, headline: str | None, limit: int | No
         first = _first(index, members[0])
         cut = limit is not None and len(rows) > limit
         result.append(SummaryGroup(
-            id=f"summary-{slug(first.gpu_slug)}-{slug(dtype) or 'any'}-{slug(family)}", gpu=Link(gpu, placement(index).pages[members[0]]),
+            id=f"summary-{path_slug(first.gpu_slug)}-{path_slug(dtype) or 'any'}-{path_slug(family)}", gpu=Link(gpu, placement(index).pages[members[0]]),
             dtype=dtype, family=family, timed_pass=shown[gpu], answer=_answer(rows), rows=rows[:limit] if cut else rows,
             workloads=len(rows), all_at=all_at(first.gpu_slug) if cut else None))
     return result

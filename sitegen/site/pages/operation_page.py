@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import CohortView, cohort_view
 from sitegen.site.outputs.downloads import operation_csv_path
-from sitegen.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.site.text.labels import Link, operation_gpu_path
 from sitegen.site.pages.leaders import SummaryGroup, interval_note, summary
 from sitegen.site.pages.placement import first as _first, group_by as _by, pass_chunks as _pass_chunks, pass_path, placement, workload_order
@@ -119,18 +119,18 @@ def _pass_order(the_pass: str, headline: str | None) -> tuple:
 
 def _gpu_section(keys: list[str], index: Index, headline: str | None) -> GpuSection:
     first = _first(index, keys[0])
-    base = slug(first.gpu_slug)
+    base = path_slug(first.gpu_slug)
     passes, filters = [], []
     by_pass = _by(keys, index, lambda f: f.timed_pass)
     for the_pass in sorted(by_pass, key=lambda p: _pass_order(p, headline)):
         dtypes = []
         for dtype, members in sorted(_by(by_pass[the_pass], index, lambda f: L.dtype_label(f.workload) or "—").items()):
             members.sort(key=lambda k: (workload_order(_first(index, k)), _first(index, k).metric or "", k))
-            section_id = f"{base}-{slug(the_pass)}-{slug(dtype) or 'any'}"
+            section_id = f"{base}-{path_slug(the_pass)}-{path_slug(dtype) or 'any'}"
             dtypes.append(DtypeSection(section_id, dtype, [cohort_view(k, index.cohorts[k], index.config) for k in members]))
             filters.append(Link(f"{the_pass} · {dtype}", f"#{section_id}"))
         note = HEADLINE_NOTE if the_pass == headline == "full" else SPLIT_NOTE if the_pass in ("forward", "backward") else ""
-        passes.append(PassSection(f"{base}-{slug(the_pass)}", PASS_TITLES.get(the_pass, the_pass), the_pass == headline, note, dtypes))
+        passes.append(PassSection(f"{base}-{path_slug(the_pass)}", PASS_TITLES.get(the_pass, the_pass), the_pass == headline, note, dtypes))
     return GpuSection(id=f"gpu-{base}", heading=first.gpu, gpu=Link(f"All runs on {first.product}", L.gpu_path(first.gpu_slug)),
                       filters=filters, passes=passes)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from sitegen.facts.index import Index, RunFacts, slug
+from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.site.pages.listings import page_path
 from sitegen.site.text import labels as L
 
@@ -39,7 +39,7 @@ def workload_order(facts: RunFacts) -> tuple:
 
 
 def pass_path(operation: str, gpu_slug: str, the_pass: str) -> str:
-    return f"operations/{operation}/{gpu_slug}/{slug(the_pass) or 'pass'}/index.html"
+    return f"operations/{operation}/{gpu_slug}/{path_slug(the_pass) or 'pass'}/index.html"
 
 
 def first(index: Index, key: str) -> RunFacts:
