@@ -36,7 +36,7 @@ def registry_copy(tmp_path) -> Path:
 def relock(root: Path) -> None:
     """Record the registry's current digests, as `sitegen lock` does after a reviewed edit."""
     from sitegen.core.atomicwrite import write_atomic
-    from sitegen.format.loader import LOCK_NAME
+    from sitegen.registry.lockfile import LOCK_NAME
     from sitegen.registry.folder import lock_contents, open_registry
 
     write_atomic(root / LOCK_NAME, lock_contents(open_registry(root, check_lock_file=False)))
