@@ -1,1 +1,8 @@
-"""The registry as the site sees it: each run with its documents, cohort, level, interval and rank."""
+"""The facts: the registry as its readers see it, computed from validated records before any page,
+gate verdict or attestation uses them: each run with its documents, cohort, evidence level,
+interval and rank; trends; which code is trusted.
+
+A layer below the features: the site renders the facts, the gate judges a CI's runs by them and
+attest reads a run's primary value from them. May import: core, rules, format, registry, state,
+operations. Never site paths or page layout (sitegen.site.pages.placement holds that).
+"""
