@@ -2,10 +2,10 @@
 
 The name tables they are built from live in ligertables.py.
 
-Stdlib only (plus sitegen.core.digest, which needs rfc8785 but not pydantic): the GPU rerun
-harness imports this module on hosts without pydantic, and must produce byte-identical
-OperationSpec and WorkloadCase documents so its runs land in the same cohorts as the
-imported ones. Anything here that changes a ``spec`` changes digests, so edit with care.
+Stdlib only (plus sitegen.core.digest and sitegen.core.documents, which need rfc8785 but not
+pydantic): the GPU rerun harness imports this module on hosts without pydantic, and must
+produce byte-identical OperationSpec and WorkloadCase documents so its runs land in the same
+cohorts as the imported ones. Anything here that changes a ``spec`` changes digests, so edit with care.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from sitegen.core.digest import document_digest
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document
 from sitegen.core.ligertables import (
     AXIS_DESCRIPTIONS,
     CALLABLES,
@@ -73,7 +73,7 @@ def operation_document_with_axes(kernel: str, axes: list[str]) -> dict[str, Any]
     metadata: dict[str, Any] = {"name": operation_name(kernel), "title": kernel_title(kernel)}
     if known and known["description"]:
         metadata["description"] = known["description"]
-    return {"apiVersion": API_VERSION, "kind": "OperationSpec", "metadata": metadata, "spec": spec}
+    return document("OperationSpec", metadata, spec)
 
 
 def operation_document(kernel: str) -> dict:
@@ -120,7 +120,7 @@ def workload_document(
     }
     if description:
         metadata["description"] = description
-    return {"apiVersion": API_VERSION, "kind": "WorkloadCase", "metadata": metadata, "spec": spec}
+    return document("WorkloadCase", metadata, spec)
 
 
 def jsd_workload_document(tokens: int, vocab: int, dtype: str) -> dict:
@@ -189,12 +189,11 @@ def implementation_document_for(operation: dict[str, Any], kernel: str, provider
     if notes:
         spec["passNotes"] = dict(notes)
     title = f"{info['name']} {version}" if version else info["name"]
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ImplementationRevision",
-        "metadata": {"name": implementation_name(kernel, provider, version), "title": f"{title} · {kernel_title(kernel)}"},
-        "spec": spec,
-    }
+    return document(
+        "ImplementationRevision",
+        {"name": implementation_name(kernel, provider, version), "title": f"{title} · {kernel_title(kernel)}"},
+        spec,
+    )
 
 
 __all__ = [

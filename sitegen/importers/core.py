@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document
 from sitegen.core.identity import name_slug
 from sitegen.registry.layout import path_of, render
 from sitegen.core.problems import InputError, Problem
@@ -79,21 +79,21 @@ def accept(plan: Plan, origin: str, docs: dict[str, dict[str, Any]], group: str)
     workloads and runs. A document another unit already produced must have the same bytes.
     """
     staged: dict[str, tuple[dict[str, Any], bytes]] = {}
-    for role, document in docs.items():
-        path = path_of(document, group)
-        rendered = render(document)
+    for role, doc in docs.items():
+        path = path_of(doc, group)
+        rendered = render(doc)
         before = plan.files.get(path)
         if before is not None and before != rendered:
             raise RowError(f"{role} {path} differs from the one {plan._origin[path]} produced")
         if before is not None and role == "run":
-            raise RowError(f"same run as {plan._origin[path]} ({document['metadata']['name']})")
+            raise RowError(f"same run as {plan._origin[path]} ({doc['metadata']['name']})")
         # A path already accepted holds these very bytes, validated then.
         if before is None:
-            validate(document, role, rendered)
-        staged[path] = (document, rendered)
-    for path, (document, rendered) in staged.items():
+            validate(doc, role, rendered)
+        staged[path] = (doc, rendered)
+    for path, (doc, rendered) in staged.items():
         plan.files.setdefault(path, rendered)
-        plan.documents.setdefault(path, document)
+        plan.documents.setdefault(path, doc)
         plan._origin.setdefault(path, origin)
 
 
@@ -134,13 +134,9 @@ def gpu_slug(gpu_name: str) -> str:
 def environment_document(name: str, title: str, gpu_name: str, software: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """An ExecutionEnvironment on ``gpu_name`` (the driver's product string), and whether the GPU was known."""
     hardware, known = gpu_hardware(gpu_name)
-    document = {
-        "apiVersion": API_VERSION,
-        "kind": "ExecutionEnvironment",
-        "metadata": {"name": name, "title": title},
-        "spec": {"hardware": hardware, "software": software},
-    }
-    return document, known
+    doc = document("ExecutionEnvironment", {"name": name, "title": title},
+                   {"hardware": hardware, "software": software})
+    return doc, known
 
 
 def write_plan(out: Path, plan: Plan, source: tuple[str, dict[str, Any]], published: str | None,

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from sitegen.core.digest import document_digest
+from sitegen.core.documents import document
 from sitegen.core.formatversion import API_VERSION
 from sitegen.importers.builtin import day_option
 from sitegen.core.identity import axes_label, case_slug, name_slug
@@ -163,18 +164,18 @@ def documents(result: Result, source_id: str, axes_of: list[str]) -> dict[str, d
                "semantics": {"expression": f"what {tool} benchmark {result.operation!r} computes"[:20000],
                              "notes": f"Imported from {tool}'s output, which records the benchmark's name and "
                                       "parameters, not a definition of what it computes."}}
-    operation = {"apiVersion": API_VERSION, "kind": "OperationSpec",
-                 "metadata": {"name": named(f"{source_id}-{result.operation}", op_spec), "title": result.operation[:300]},
-                 "spec": op_spec}
+    operation = document("OperationSpec",
+                         {"name": named(f"{source_id}-{result.operation}", op_spec), "title": result.operation[:300]},
+                         op_spec)
     work_spec: dict[str, Any] = {"operationSpecDigest": document_digest(operation), "axes": dict(result.axes)}
     if result.dtype:
         work_spec["dtype"] = result.dtype
     work_spec["correctness"] = {"comparator": "not_asserted"}
     label = axes_label(result.axes, result.dtype) or "no parameters"
-    workload = {"apiVersion": API_VERSION, "kind": "WorkloadCase",
-                "metadata": {"name": named(f"{result.operation}-{case_slug(result.axes, result.dtype)}", work_spec),
-                             "title": label[:300]},
-                "spec": work_spec}
+    workload = document("WorkloadCase",
+                        {"name": named(f"{result.operation}-{case_slug(result.axes, result.dtype)}", work_spec),
+                         "title": label[:300]},
+                        work_spec)
     revision: dict[str, Any] = {"project": (result.project or result.implementation)[:300]}
     if result.commit:
         revision["commit"] = result.commit
@@ -182,14 +183,14 @@ def documents(result: Result, source_id: str, axes_of: list[str]) -> dict[str, d
         revision["version"] = result.version
     impl_spec = {"name": result.implementation[:300], "projectRevision": revision,
                  "operation": {"specDigest": document_digest(operation)}}
-    implementation = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
-                      "metadata": {"name": named(f"{result.implementation}-{result.operation}", impl_spec),
-                                   "title": f"{result.implementation} · {result.operation}"[:300]},
-                      "spec": impl_spec}
-    protocol = {"apiVersion": API_VERSION, "kind": "BenchmarkProtocol",
-                "metadata": {"name": named(result.protocol["harness"]["name"], result.protocol),
-                             "title": f"{result.protocol['harness']['name']} timing"[:300]},
-                "spec": result.protocol}
+    implementation = document("ImplementationRevision",
+                              {"name": named(f"{result.implementation}-{result.operation}", impl_spec),
+                               "title": f"{result.implementation} · {result.operation}"[:300]},
+                              impl_spec)
+    protocol = document("BenchmarkProtocol",
+                        {"name": named(result.protocol["harness"]["name"], result.protocol),
+                         "title": f"{result.protocol['harness']['name']} timing"[:300]},
+                        result.protocol)
     environment, _known = environment_document("x", result.hardware[:300], result.hardware[:300], dict(result.software))
     if result.hardware_known:
         environment["spec"]["hardware"] = dict(result.hardware_known)
@@ -224,8 +225,7 @@ def _run(result: Result, source_id: str, docs: dict[str, dict[str, Any]]) -> dic
     stamp = result.observed_at[:19].replace(":", "-")
     name = named(f"{source_id}-{result.operation}-{result.implementation}-{stamp}", spec)
     title = f"{result.operation} · {result.implementation} · {axes_label(result.axes, result.dtype)}"
-    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun",
-            "metadata": {"name": name, "title": title[:300]}, "spec": spec}
+    return document("BenchmarkRun", {"name": name, "title": title[:300]}, spec)
 
 
 def plan_results(plan: Plan, display: str, results: list[tuple[str, Result]], source_id: str,

@@ -24,6 +24,7 @@ from typing import Any
 
 from sitegen.core import gitread
 from sitegen.core.digest import document_digest
+from sitegen.core.documents import document
 from sitegen.core.formatversion import API_VERSION
 from sitegen.importers import kbshapes
 from sitegen.core import identity as catalog
@@ -194,7 +195,7 @@ class _Importer:
             "title": f"KernelBench {level.replace('level', 'L')} · {number} {words.replace('_', ' ').strip()}",
             "sourceRefs": [{"name": "KernelBench", "url": REPOSITORY, "path": path, "license": LICENSE}],
         }
-        return {"apiVersion": API_VERSION, "kind": "OperationSpec", "metadata": metadata, "spec": spec}, None
+        return document("OperationSpec", metadata, spec), None
 
     def workload(self, operation: dict[str, Any], entry: dict[str, Any] | None, problem: kbshapes.Problem) -> dict[str, Any]:
         tensors = [t for t in problem.inputs if isinstance(t, kbshapes.Tensor)]
@@ -223,35 +224,35 @@ class _Importer:
         spec["correctness"] = {"comparator": "not_asserted"}
         digest = document_digest({"apiVersion": API_VERSION, "kind": "WorkloadCase", "spec": spec})
         label = catalog.axes_label(spec["axes"], dtype) or "no constants"
-        return {
-            "apiVersion": API_VERSION, "kind": "WorkloadCase",
-            "metadata": {"name": f"{operation['metadata']['name']}-{digest.removeprefix('sha256:')[:8]}",
-                         "title": label if len(label) <= 300 else label[:299] + "…"},
-            "spec": spec,
-        }
+        return document(
+            "WorkloadCase",
+            {"name": f"{operation['metadata']['name']}-{digest.removeprefix('sha256:')[:8]}",
+             "title": label if len(label) <= 300 else label[:299] + "…"},
+            spec,
+        )
 
     def implementation(self, operation: dict[str, Any], config: str, level: str, file: str) -> dict[str, Any]:
         shown, variant = implementation_of(config)
         version = self.software["framework"]["version"]
         op_name = operation["metadata"]["name"]
-        return {
-            "apiVersion": API_VERSION, "kind": "ImplementationRevision",
-            "metadata": {"name": catalog.name_slug(f"kernelbench-{config}-{version}-{op_name}"),
-                         "title": f"{shown} {version} · {operation['metadata'].get('title', op_name)}"},
-            "spec": {
+        return document(
+            "ImplementationRevision",
+            {"name": catalog.name_slug(f"kernelbench-{config}-{version}-{op_name}"),
+             "title": f"{shown} {version} · {operation['metadata'].get('title', op_name)}"},
+            {
                 "name": shown,
                 "projectRevision": {"project": "PyTorch", "repository": "https://github.com/pytorch/pytorch", "version": version},
                 "operation": {"specDigest": document_digest(operation)},
                 "callable": {"module": f"KernelBench/{level}/{file}", "name": "Model", "variant": variant},
             },
-        }
+        )
 
     def protocol(self, trials: int) -> dict[str, Any]:
-        return {
-            "apiVersion": API_VERSION, "kind": "BenchmarkProtocol",
-            "metadata": {"name": "kernelbench-baseline-timing" + ("" if trials == 100 else f"-{trials}-trials"),
-                         "title": "KernelBench baseline timing (3 warm-ups, mean of CUDA-event times)"},
-            "spec": {
+        return document(
+            "BenchmarkProtocol",
+            {"name": "kernelbench-baseline-timing" + ("" if trials == 100 else f"-{trials}-trials"),
+             "title": "KernelBench baseline timing (3 warm-ups, mean of CUDA-event times)"},
+            {
                 "harness": {"name": "KernelBench scripts/generate_baseline_time.py", "repository": REPOSITORY},
                 "measurement": {
                     "timer": "cuda_events", "primaryStatistic": "mean",
@@ -270,7 +271,7 @@ class _Importer:
                     ),
                 },
             },
-        }
+        )
 
     def environment(self, hardware: str) -> tuple[dict[str, Any], bool]:
         version = self.software["framework"]["version"]
@@ -337,7 +338,7 @@ class _Importer:
                 {"name": "KernelBench problem", "url": f"{blob}/{problem_path}", "commit": self.commit, "path": problem_path, "license": LICENSE},
             ],
         }
-        docs["run"] = {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+        docs["run"] = document("BenchmarkRun", metadata, spec)
         return docs
 
     def timing_file(self, path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.core.digest import document_digest
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document
 from sitegen.importers import ligercases, ligersetup
 from sitegen.core import identity as catalog
 from sitegen.importers.core import Plan, RowError, accept, gpu_slug
@@ -134,7 +134,7 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
     metadata: dict[str, Any] = {"name": catalog.name_slug("liger-" + external_id.replace("/", "-")), "title": title}
     if row.get("liger_version"):
         metadata["labels"] = {"liger_version": row["liger_version"]}
-    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+    return document("BenchmarkRun", metadata, spec)
 
 
 class _Importer:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, get_args
 
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document
 from sitegen.importers.core import environment_document, gpu_slug
 from sitegen.core.ligertables import LIGER_REPOSITORY
 from sitegen.format.model.definitions import Pass
@@ -33,16 +33,11 @@ _CAVEAT = (
 
 
 def _protocol(name: str, title: str, timer: str, notes: str) -> dict[str, Any]:
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BenchmarkProtocol",
-        "metadata": {"name": name, "title": title},
-        "spec": {
-            "harness": dict(HARNESS),
-            "measurement": {"timer": timer, "primaryStatistic": "median"},
-            "comparability": {"notes": notes, "family": FAMILY},
-        },
-    }
+    return document("BenchmarkProtocol", {"name": name, "title": title}, {
+        "harness": dict(HARNESS),
+        "measurement": {"timer": timer, "primaryStatistic": "median"},
+        "comparability": {"notes": notes, "family": FAMILY},
+    })
 
 
 def speed_protocol(mode: str) -> dict[str, Any]:

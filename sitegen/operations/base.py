@@ -82,12 +82,11 @@ class Operation:
     # -- documents ----------------------------------------------------------------------
     def operation_document(self) -> dict[str, Any]:
         """The OperationSpec the runs reference (override to reuse one already in the registry)."""
-        from sitegen.core.formatversion import API_VERSION
+        from sitegen.core.documents import document
 
         axes = [{"name": a, "description": self.axis_descriptions.get(a, a.replace("_", " "))} for a in self.axes]
-        return {"apiVersion": API_VERSION, "kind": "OperationSpec",
-                "metadata": {"name": self.name, "title": self.title or self.name},
-                "spec": {"family": self.family, "axes": axes, "semantics": {"expression": self.definition}}}
+        return document("OperationSpec", {"name": self.name, "title": self.title or self.name},
+                        {"family": self.family, "axes": axes, "semantics": {"expression": self.definition}})
 
     def tensors(self, w: Workload) -> list[dict[str, Any]]:
         """The WorkloadCase's tensors: override to name them."""

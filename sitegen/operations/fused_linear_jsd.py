@@ -179,14 +179,13 @@ class MatmulSitegenJSD(Implementation):
 
     def document(self, op: dict, *, version, commit, repository, **_) -> dict:
         from sitegen.core.digest import document_digest
-        from sitegen.core.formatversion import API_VERSION
-        from sitegen.core.documents import named
+        from sitegen.core.documents import document, named
 
-        doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
-               "metadata": {"name": "", "title": "matmul + sitegen JSD · Fused linear Jensen-Shannon divergence loss"},
-               "spec": {"name": "matmul + sitegen JSD",
+        doc = document("ImplementationRevision",
+                       {"name": "", "title": "matmul + sitegen JSD · Fused linear Jensen-Shannon divergence loss"},
+                       {"name": "matmul + sitegen JSD",
                         "projectRevision": revision("jsd.py", version=version, commit=commit, repository=repository),
                         "operation": {"specDigest": document_digest(op)},
                         "callable": {"module": "sitegen.operations.fused_linear_jsd", "name": "MatmulSitegenJSD"},
-                        "licensing": {"license": "BSD-2-Clause"}}}
+                        "licensing": {"license": "BSD-2-Clause"}})
         return named(doc, "sitegen-matmul-jsd-fused-linear-jsd")

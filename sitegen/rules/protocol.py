@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from sitegen.core.digest import document_digest
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document
 from sitegen.rules import integrity
 from sitegen.rules.checkparams import CHECK_SHARE, DIGEST_DIM, DIGEST_SLACK  # noqa: F401 (part of the protocol)
 
@@ -146,7 +146,7 @@ def protocol_document(op, *, version: str | None, commit: str | None, repository
             "notes": _notes(op, interpret, processes, min_samples, min_ms),
         },
     }
-    doc = {"apiVersion": API_VERSION, "kind": "BenchmarkProtocol", "metadata": {}, "spec": spec}
+    doc = document("BenchmarkProtocol", {}, spec)
     kind = "interpret" if interpret else "controlled"
     doc["metadata"] = {
         "name": f"sitegen-rerun-{kind}-{document_digest(doc)[7:19]}",

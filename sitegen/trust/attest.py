@@ -100,7 +100,7 @@ def _attest(txn, registry, run, protocol, *, kind: str, value: str | None, note:
     from sitegen.registry.write import write_lock
     from sitegen.registry.layout import render
     from sitegen.format.loader import validate_document
-    from sitegen.format.model import API_VERSION
+    from sitegen.core.documents import document
     from sitegen.registry.folder import lock_key
 
     from sitegen.facts.index import primary
@@ -120,17 +120,13 @@ def _attest(txn, registry, run, protocol, *, kind: str, value: str | None, note:
     for key, item in (("value", value), ("body", note), ("link", link)):
         if item is not None:
             spec[key] = item
-    document = {
-        "apiVersion": API_VERSION, "kind": "Attestation",
-        "metadata": {"name": name, "title": f"{kind.replace('_', ' ')} · {run.name}"},
-        "spec": spec,
-    }
+    doc = document("Attestation", {"name": name, "title": f"{kind.replace('_', ' ')} · {run.name}"}, spec)
     path = root / ATTESTATIONS_DIR / f"{name}.json"
-    record = validate_document(document, str(path))
+    record = validate_document(doc, str(path))
     same = registry.by_digest.get(record.digest)
     if same is not None:
         raise InputError([Problem(str(path), "$.spec", f"the same note already exists as {same.kind} {same.name!r} in {same.file}")])
-    txn.write(f"{ATTESTATIONS_DIR}/{name}.json", render(document), new=True)
+    txn.write(f"{ATTESTATIONS_DIR}/{name}.json", render(doc), new=True)
     # open_registry matched every document against the lock (or there was none), so the new
     # lock is the registry's records plus this note: no second load of the whole registry.
     locked = {lock_key(r): r.digest for r in registry.records}
