@@ -28,7 +28,6 @@ from sitegen.site.pages.compare import cohort_pairs, compare_app, compare_page
 from sitegen.site.outputs.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.outputs.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.outputs.feeds import atom_feed
-from sitegen.site.engine import explain as E
 from sitegen.facts.index import Index, build_index
 from sitegen.site.text.jsonout import to_json, twin
 from sitegen.site.pages.home import home_page
@@ -40,21 +39,13 @@ from sitegen.site.outputs.reader_outputs import (Content, operation_feed_path, o
                                          write_reader_pages, write_site_edges)
 from sitegen.site.pages.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer, static_files
-from sitegen.site.engine.rankcache import Rankings
+from sitegen.site.engine.session import (BuildResult, Checked, Rankings, StandbyChanged, check, discard_changed_standby,
+                                         publish, render_in_workers, unchanged)
 from sitegen.site.engine.rendermemo import RenderMemo
 from sitegen.site.engine.rowtokens import RowTokens
+from sitegen.site.engine.write import SiteWriter
 from sitegen.facts.roofline import floor_ns
-from sitegen.site.engine.reuse import group_keys, group_of
-from sitegen.site.engine.marker import SiteFolder
-from sitegen.site.engine.standby import discard as discard_standby
-from sitegen.site.engine.standby import find_standby, forget_all
-from sitegen.site.engine.standby import keep as keep_standby
-from sitegen.site.engine.standby import make as make_standby
-from sitegen.site.engine.swap import remove_own
 from sitegen.site.outputs.search import index_site, page_operation
-from sitegen.site.engine.workers import render_in_workers
-from sitegen.site.engine.uptodate import BuildResult, Checked, check, unchanged, verify_live
-from sitegen.site.engine.write import SiteWriter, StandbyChanged
 
 
 SCHEMA_FOLDER = f"schemas/{API_VERSION.rpartition('/')[2]}/"
@@ -168,7 +159,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
         except StandbyChanged as changed:
             # Someone changed the standby where this build would have written: it is removed, and
             # the site is built again into a new folder, as without one.
-            discard_standby(changed.args[0], SiteFolder.read(changed.args[0]), checked.state)
+            discard_changed_standby(changed, checked)
             return _build(records, checked, **options, use_standby=False)
     finally:
         checked.release()
@@ -176,8 +167,7 @@ def build_site(records: Path, out: Path, *, base_url: str | None = None, exclude
 
 def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exclude_dry_runs, search, unlocked, jobs,
            full, use_standby: bool = True) -> BuildResult:
-    out, live, inputs, state, asked, before = (checked.out, checked.live, checked.inputs, checked.state,
-                                               checked.asked, checked.before)
+    inputs, state = checked.inputs, checked.state
     trusted, reviewed = checked.trusted, checked.reviewed
     with _long_lived_heap() as settle, _rows_released():
         progress.stage("loading and checking records")
@@ -198,89 +188,21 @@ def _build(records: Path, checked: Checked, *, progress: Progress, base_url, exc
         # Which implementation pages go with one operation's group: the group keys and the
         # writer of those pages must agree, so both take this one answer.
         by_operation = implementations_by_operation(index)
-        keys, site_key, own = group_keys(index, records, inputs, by_operation[0])
-        # Kept for the next build's --explain, which names the files whose digests changed.
-        digest, files = inputs.digest, inputs.files
-        # The site in --out must hold only sitegen's files before it becomes the standby; the
-        # standby is used only when it is as the build that wrote it left it.
-        listed = verify_live(out, live, state, checked.intact) if live is not None else None
-        # No site in --out (never built, or deleted to force a full build): a standby left beside it
-        # would bring back what the reader deleted (it shares the old site's files), and there is
-        # no site to exchange it with, so it is removed and the site is built whole.
-        usable = state.usable and use_standby and live is not None
-        standby = find_standby(out, state) if usable else forget_all(out, state)
-        writer = SiteWriter(out, inputs=digest, runs=len(index.runs), groups=keys, live=live, standby=standby)
-        previous_state = E.load_state(state, out, writer.previous_inputs) if asked else {}
-        # From here on, whatever fails removes the staging folder (abort), so none is left beside the site.
-        try:
-            memo = RenderMemo(site_key, writer.previous_page_keys, run_row)
-            writer.page_keys = memo.keys
-            tokens = RowTokens(state, keys, run_row)
-            taken = _take_unchanged(index, writer, keys)
+        with publish(checked, index, records, by_operation[0], run_row, rankings, progress=progress,
+                     use_standby=use_standby) as site:
+            writer = site.writer
             render_in_workers(
                 index, renderer, writer, _write_run_pages,
-                lambda: _write_other_pages(index, renderer, writer, memo, tokens, content, progress, by_operation, taken),
-                jobs, progress, todo=[f for f in index.runs if f.operation.name not in taken],
+                lambda: _write_other_pages(index, renderer, writer, site.memo, site.tokens, content, progress, by_operation,
+                                           site.taken),
+                jobs, progress, todo=[f for f in index.runs if f.operation.name not in site.taken],
             )
             # Last: the sitemap lists every HTML page, the workers' record pages included.
             write_site_edges(index, writer)
             if search:
                 progress.stage("search index")
                 index_site(writer, page_operation(index))
-            progress.stage("writing files")
-            replaced = writer.commit(state if state.usable else None)
-        except OSError as exc:
-            writer.abort()
-            raise writer.problem(exc) from None
-        except BaseException:
-            writer.abort()
-            raise
-        _keep_a_standby(out, live, replaced, writer, listed, state)
-        tokens.save()
-        rankings.save()
-        E.save_state(state, out, digest, site_key, files)
-        explained = E.explain(asked, before, E.inodes(out, asked), E.Decisions(
-            site_key, keys, writer.previous_groups, own, files, previous_state, writer.page_keys,
-            writer.previous_page_keys, _operation_of_page(index, writer))) if asked else []
-    return BuildResult(out, len(index.runs), len(writer.all_files()), heap=index, explained=explained)
-
-
-def _keep_a_standby(out: Path, live, replaced: Path | None, writer: SiteWriter, listed, state) -> None:
-    """After the swap: the site replaced becomes the standby, else one is made, so the next build is an update.
-
-    Without a build state (--full, or a cache folder that cannot be written) there is none: a
-    standby is used only where its folders were recorded."""
-    if writer.standby is not None:
-        return  # the standby, brought up to date and swapped in, now holds the site it replaced
-    if writer.discarded is not None:
-        discard_standby(writer.discarded, SiteFolder.read(writer.discarded), state)
-    if replaced is not None:
-        if state.usable and live is not None and live.format >= 3:
-            keep_standby(replaced, out)
-            return
-        remove_own(replaced, listed if listed is not None else set(live.files() or ()) if live is not None else set())
-    if state.usable:
-        make_standby(out, writer.all_files(), state)
-
-
-def _take_unchanged(index: Index, writer: SiteWriter, keys: dict[str, str]) -> dict[str, list[str]]:
-    """Operation → its own pages, for every operation whose pages were made under the key it has now, in the
-    standby (taken with no system call) or the live site (linked): their run pages are not made again."""
-    taken = {}
-    for operation in index.operations:
-        group = group_of(keys, operation.name)
-        if group is not None:
-            own = writer.take_unit(operation.name, group, keys[group])
-            if own is not None:
-                taken[operation.name] = own
-    return taken
-
-
-def _operation_of_page(index: Index, writer: SiteWriter) -> dict[str, str]:
-    pages = {L.run_path(f.name): f.operation.name for f in index.runs}
-    for operation, files in writer.group_files.items():
-        pages.update((f, operation) for f in files)
-    return pages
+    return BuildResult(checked.out, len(index.runs), len(writer.all_files()), heap=index, explained=site.explained)
 
 
 def _write_list_pages(renderer: Renderer, writer: SiteWriter, memo: RenderMemo, tokens: RowTokens, drafts) -> None:

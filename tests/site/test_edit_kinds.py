@@ -308,7 +308,7 @@ def test_a_build_killed_mid_render_keeps_the_previous_site_and_the_state_usable(
 KILL_POINTS = {
     "before the swap": ("sitegen.site.engine.swap", "put_in_place"),
     "while the standby is brought up to date": ("sitegen.site.engine.write", "_remove_empty"),
-    "after the swap, before the standby is kept": ("sitegen.site.build", "_keep_a_standby"),
+    "after the swap, before the standby is kept": ("sitegen.site.engine.session", "_keep_a_standby"),
     "after the swap, before the row tokens are saved": ("sitegen.site.engine.rowtokens", "RowTokens.save"),
     "after the row tokens, before the rankings are saved": ("sitegen.site.engine.rankcache", "Rankings.save"),
     "after the caches, before the explain state is saved": ("sitegen.site.engine.explain", "save_state"),
