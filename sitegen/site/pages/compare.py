@@ -27,7 +27,7 @@ from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart
 from sitegen.site.pages.cohort_table import interval_text, rank_text, revision_label
-from sitegen.site.pages.operation_page import cohort_href
+from sitegen.site.pages.compare_layout import compare_page_of
 from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link
 from sitegen.facts.ranking import PUBLISHED, ratio_interval, separation
@@ -306,5 +306,5 @@ def record_link(facts: RunFacts, index: Index) -> Link:
         for above, row in neighbours(rows):
             if row is facts:
                 return Link(f"Compare with {L.implementation_label(above.implementation)}, the row above in its comparison group →",
-                            L.compare_path(cohort_href(facts, index).partition("#")[0], above.digest, facts.digest))
+                            L.compare_path(compare_page_of(facts.cohort, index), above.digest, facts.digest))
     return Link("Compare this run with any other →", app_link(facts.name))

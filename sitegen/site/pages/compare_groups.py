@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from sitegen.facts.index import Index, RunFacts
 from sitegen.site.pages.compare import APP_PATH, ComparePage, app_link, cohort_pairs, compare_page
-from sitegen.site.pages.operation_page import cohort_href
+from sitegen.site.pages.compare_layout import compare_page_of
+from sitegen.site.pages.placement import placement
 from sitegen.site.pages.record_page import has_samples, samples_path
 from sitegen.site.text import labels as L
 from sitegen.site.text.labels import Link
@@ -36,6 +37,8 @@ class Distribution:
 
 @dataclass(frozen=True)
 class Pair:
+    cohort: str
+    """The comparison group's key."""
     comparison: ComparePage
     distributions: list[Distribution]
 
@@ -61,25 +64,27 @@ def _distribution(facts: RunFacts) -> Distribution:
 
 def cohort_page_of(facts: RunFacts, index: Index) -> str:
     """The operation page that shows the table of ``facts``'s cohort."""
-    return cohort_href(facts, index).partition("#")[0]
+    return placement(index).pages[facts.cohort]
 
 
 def compare_group_pages(operation, index: Index) -> list[CompareGroupPage]:
-    """The comparisons pages of ``operation``: one per operation page that shows a table with two or more ranked rows."""
+    """The comparisons pages of ``operation``: one per operation page that shows a table with two or more ranked
+    rows, in parts where it has more than compare_layout.PAIRS_PER_PAGE pairs."""
     by_page: dict[str, list[Pair]] = {}
     for ahead, behind in cohort_pairs(index, operation.name):
         compared = compare_page(ahead, behind, charts=False)
-        pair = Pair(compared, [_distribution(ahead), _distribution(behind)])
-        by_page.setdefault(cohort_page_of(behind, index), []).append(pair)
+        pair = Pair(behind.cohort, compared, [_distribution(ahead), _distribution(behind)])
+        by_page.setdefault(compare_page_of(behind.cohort, index), []).append(pair)
     title = L.operation_title(operation)
     pages = []
-    for cohort_page, pairs in sorted(by_page.items()):
+    for path, pairs in sorted(by_page.items()):
         first = pairs[0].comparison.a
+        cohort_page = placement(index).pages[pairs[0].cohort]
         where = "" if cohort_page == L.operation_path(operation.name) else f" · {first.gpu}"
         if "/page/" in cohort_page:
             where += f" · {first.timed_pass} · page {cohort_page.split('/page/')[1].split('/')[0]}"
         pages.append(CompareGroupPage(
-            L.compare_group_path(cohort_page), f"Neighbouring rows compared: {title}{where}",
+            path, f"Neighbouring rows compared: {title}{where}" + (f" · part {path.split('/part/')[1].split('/')[0]}" if "/part/" in path else ""),
             Link(f"The comparison groups of {title}{where}", cohort_page), pairs, APP_PATH))
     return pages
 

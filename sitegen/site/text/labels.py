@@ -81,9 +81,10 @@ def pair_id(ahead_digest: str, behind_digest: str) -> str:
     return f"pair-{ahead_digest.removeprefix('sha256:')[:16]}--{behind_digest.removeprefix('sha256:')[:16]}"
 
 
-def compare_path(cohort_page: str, ahead_digest: str, behind_digest: str) -> str:
-    """The pre-rendered comparison of two neighbours of the cohort table on ``cohort_page`` (sitegen.site.pages.compare_groups)."""
-    return f"{compare_group_path(cohort_page)}#{pair_id(ahead_digest, behind_digest)}"
+def compare_path(compare_page: str, ahead_digest: str, behind_digest: str) -> str:
+    """The pre-rendered comparison of two neighbours of a cohort table, on ``compare_page``
+    (sitegen.site.pages.compare_layout, sitegen.site.pages.compare_groups)."""
+    return f"{compare_page}#{pair_id(ahead_digest, behind_digest)}"
 
 
 def cohort_id(key: str) -> str:
