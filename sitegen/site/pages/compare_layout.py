@@ -10,6 +10,10 @@ cohorts' own placement (sitegen.site.pages.placement), and kept while the index 
 
 from __future__ import annotations
 
+import weakref
+
+from sitegen.facts.index import Index
+from sitegen.site.pages.placement import placement
 from sitegen.site.text import labels as L
 
 PAIRS_PER_PAGE = 16
