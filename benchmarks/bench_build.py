@@ -10,6 +10,7 @@ users of a shared machine hits both alike:
 
 - cold: ``sitegen build`` into a new folder, then ``hugo`` into a new folder;
 - no-op: ``sitegen build`` again over the site it built;
+- cold with search: ``sitegen build`` with Pagefind into another new folder;
 - one edit: one run's latency changed by 1%, then ``sitegen lock`` plus ``sitegen build``.
   Before the edit, an untimed ``sitegen lock`` of the unchanged registry fills the digest
   cache, as the lock that recorded the registry before the edit would have (each N gets a
@@ -21,7 +22,9 @@ copied for each run, since the one-edit step changes it.
 Each time is a fresh process, measured with os.wait4: wall seconds and the peak resident
 memory of the largest process (with worker processes, the largest one; their pages are
 shared copy-on-write). Only ratios measured in the same run are meaningful on a shared
-machine; absolute seconds depend on the machine's load. Prints a table, the ratios and
+machine; absolute seconds depend on the machine's load. Beside the times, what a static host
+is asked to take (issue 49): the site's files and bytes with and without search, per run, and
+its largest file. Prints a table, the ratios and
 the log-log slope of cold build time between the smallest and largest N; writes
 OUT.txt and OUT.json.
 """
@@ -122,6 +125,23 @@ def _lock_readable(registry: Path) -> bool:
     return True
 
 
+def footprint(site: Path) -> dict:
+    """What a host is asked to take: files, bytes (apparent sizes) and the largest file, with sitegen's own
+    bookkeeping (.sitegen-*, which a deploy may leave out) counted apart."""
+    files = bytes_ = own_files = own_bytes = 0
+    biggest = (0, "")
+    for path in site.rglob("*"):
+        if path.is_file():
+            size, name = path.stat().st_size, path.relative_to(site).as_posix()
+            if name.startswith(".sitegen"):
+                own_files, own_bytes = own_files + 1, own_bytes + size
+                continue
+            files, bytes_ = files + 1, bytes_ + size
+            biggest = max(biggest, (size, name))
+    return {"files": files, "bytes": bytes_, "own_files": own_files, "own_bytes": own_bytes,
+            "largest": biggest[1], "largest_bytes": biggest[0]}
+
+
 def largest(site: Path) -> tuple[str, int]:
     sizes = [(p.stat().st_size, p.relative_to(site).as_posix()) for p in site.rglob("*") if p.is_file()]
     size, name = max(sizes)
@@ -150,6 +170,14 @@ def bench(runs: int, work: Path) -> dict:
              *([] if lock_readable else ["--unlocked"])]
     cold, cold_rss = timed(build)
     pages = sum(1 for p in site.rglob("*.html"))
+    plain = footprint(site)
+    # The same registry with search on, into its own folder: what a host gets, Pagefind's files included.
+    searched_site = work / f"site-search-{runs}"
+    shutil.rmtree(searched_site, ignore_errors=True)
+    at = build.index("--out")
+    searched, searched_rss = timed([*build[:at + 1], str(searched_site), *[a for a in build[at + 2:] if a != "--no-search"]])
+    size_search = footprint(searched_site)
+    shutil.rmtree(searched_site, ignore_errors=True)
     hugo_site(registry, pages, hugo)
     hugo_s, hugo_rss = timed(["hugo", "--quiet", "-d", str(work / f"hugo-public-{runs}")], cwd=hugo)
     files_before = sum(1 for p in site.rglob("*") if p.is_file())
@@ -169,6 +197,8 @@ def bench(runs: int, work: Path) -> dict:
         "hugo_s": hugo_s, "hugo_rss": hugo_rss, "ratio": cold / hugo_s,
         "noop_s": noop, "noop_pct": 100 * noop / cold, "lock_uncached_s": lock_full, "lock_s": lock, "edit_build_s": edit,
         "edit_pct": 100 * (lock + edit) / cold, "peak_rss": max(cold_rss, noop_rss, edit_rss),
+        "cold_search_s": searched, "cold_search_rss": searched_rss, "search_ratio": searched / hugo_s,
+        "site": plain, "site_search": size_search,
         "largest_file": name, "largest_file_bytes": size, "largest_html": html_name, "largest_html_bytes": html_size,
     }
 
@@ -184,6 +214,20 @@ def table(results: list[dict]) -> str:
             f"{r['ratio']:.2f}× | {r['noop_pct']:.1f} | {r['edit_pct']:.1f} | {r['largest_html_bytes'] / 1000:.0f} "
             f"({r['largest_html']}) | {r['largest_file_bytes'] / 1000:.0f} ({r['largest_file']}) |"
         )
+    lines += [
+        "",
+        "| runs | files (no search) | MB | files with search | MB with search | files per run | KB per run | largest file KB | sitegen with search s | with search / Hugo |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        plain, full = r["site"], r["site_search"]
+        lines.append(
+            f"| {r['runs']:,} | {plain['files']:,} | {plain['bytes'] / 1e6:.1f} | {full['files']:,} | {full['bytes'] / 1e6:.1f} | "
+            f"{full['files'] / r['runs']:.2f} | {full['bytes'] / r['runs'] / 1e3:.1f} | {full['largest_bytes'] / 1e3:.0f} ({full['largest']}) | "
+            f"{r['cold_search_s']:.2f} | {r['search_ratio']:.2f}× |"
+        )
+    lines.append("\nfiles and MB: apparent sizes of what a host serves; sitegen's own lists (.sitegen-*) are left out: "
+                 + ", ".join(f"{r['site_search']['own_files']} files, {r['site_search']['own_bytes'] / 1e6:.1f} MB at {r['runs']:,}" for r in results))
     if len(results) > 1:
         a, b = results[0], results[-1]
         slope = math.log(b["cold_s"] / a["cold_s"]) / math.log(b["runs"] / a["runs"])

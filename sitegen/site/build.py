@@ -24,7 +24,8 @@ from sitegen.format.jsonschema import schema_files
 from sitegen.site.text import labels as L
 from sitegen.site.charts.views import sweep_charts
 from sitegen.site.pages.citation import citation_cff
-from sitegen.site.pages.compare import cohort_pairs, compare_app, compare_page
+from sitegen.site.pages.compare import compare_app
+from sitegen.site.pages.compare_groups import compare_group_pages
 from sitegen.site.outputs.catalog import catalog, run_shard, run_shard_path
 from sitegen.site.outputs.downloads import cohort_tables, operation_csv_path, table
 from sitegen.site.outputs.feeds import atom_feed
@@ -263,9 +264,8 @@ def _write_operation_pages(index: Index, renderer: Renderer, writer: SiteWriter,
         writer.add(run_shard_path(operation.name), run_shard(runs))
         writer.add(operation_csv_path(operation.name), table(runs))
     # The comparisons its cohort tables link go with the operation's group: its runs decide them.
-    for ahead, behind in cohort_pairs(index, operation.name):
-        compared = compare_page(ahead, behind)
-        writer.add(compared.path, renderer.render("compare.html", compared))
+    for compared in compare_group_pages(operation, index):
+        writer.add(compared.path, renderer.render("compare_group.html", compared))
         writer.add(twin(compared.path), to_json(compared))
     for record in own.get(operation.name, []):
         _write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))

@@ -44,14 +44,21 @@ def _text(path: Path) -> str:
 
 
 def _pages_naming(site: Path, implementation: str) -> list[str]:
-    """The text of every pre-rendered comparison whose title names ``implementation``."""
-    pages = []
-    for path in sorted((site / "compare").glob("*/index.html")):
-        html = path.read_text(encoding="utf-8")
-        title = re.search(r"<h1>(.*?)</h1>", html).group(1)
-        if implementation in title:
-            pages.append(_text(path))
-    return pages
+    """The text of every pre-rendered comparison whose title names ``implementation``: each pair's
+    section of the comparisons pages beside the operation pages (compare/<operation>/…)."""
+    pairs = []
+    for path in sorted((site / "compare").rglob("index.html")):
+        if path.parent == site / "compare":
+            continue  # the page that compares any two runs in the browser
+        for section in re.findall(r'<section class="pair".*?</section>', path.read_text(encoding="utf-8"), re.S):
+            title = re.search(r"<h2[^>]*>(.*?)</h2>", section).group(1)
+            if implementation in title:
+                pairs.append(_text_of(section))
+    return pairs
+
+
+def _text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 def test_a_pair_tied_under_the_minimum_effect_gets_no_faster_verdict(planted):

@@ -6,6 +6,7 @@ when it is absent and CI is not set; in CI a missing browser fails.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -45,6 +46,9 @@ def test_record_page_manifest_toggle_and_citation_copy(browser, served, tmp_path
     details.locator("summary").click()
     assert details.evaluate("d => d.open") and manifest.is_visible()
     assert "Hide manifest" in details.locator("summary").inner_text()
+    # Opened, the box shows the JSON twin's text, fetched (the page does not print it).
+    manifest.filter(has_text='"latencyNs"').wait_for(timeout=10_000)
+    assert json.loads(manifest.inner_text())["run"]["metadata"]["name"] == SEED_RUN
     details.locator("summary").click()
     assert not details.evaluate("d => d.open") and not manifest.is_visible()
 

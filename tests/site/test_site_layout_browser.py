@@ -33,7 +33,7 @@ PAGES = {
     "badges.html": "badges/liger/index.html",
     "protocol.html": "protocols/sitegen-rerun-forward/index.html",
 }
-# The compare pages, the pre-rendered pair with charts and the in-browser one (built by compare.js;
+# The compare pages, the pre-rendered pairs and the in-browser one (built by compare.js;
 # the value is the page and what shows it is ready).
 COMPARE_APP = "compare/index.html?a=sitegen-h200-tokens2048-2026-08-21&b=liger-h200-tokens2048-rerun-2026-08-20"
 MIN_CHART_TEXT_PX = 11
@@ -56,10 +56,10 @@ def site(tmp_path_factory) -> Path:
 
 
 def _pages(site: Path) -> dict[str, tuple[str, str | None]]:
-    """Every page measured: the templates' pages, then the compare page with the most charts and the in-browser compare page."""
-    pairs = sorted(site.glob("compare/*--*/index.html"), key=lambda p: -p.read_text(encoding="utf-8").count("<svg"))
+    """Every page measured: the templates' pages, then the comparisons page with the most pairs and the in-browser compare page."""
+    pairs = sorted((p for p in site.glob("compare/*/**/index.html")), key=lambda p: -p.read_text(encoding="utf-8").count('class="pair"'))
     pages = {template: (path, None) for template, path in PAGES.items()}
-    pages["compare.html"] = (pairs[0].relative_to(site).as_posix(), None)
+    pages["compare_group.html"] = (pairs[0].relative_to(site).as_posix(), None)
     pages["compare_app.html"] = (COMPARE_APP, "#compare-distributions svg")
     return pages
 
@@ -155,7 +155,8 @@ def test_the_pages_measured_have_charts_to_measure(browser, served, site):
     """The chart rules above would hold vacuously on pages without charts."""
     page = browser.new_page(viewport={"width": 390, "height": 900})
     measured = _pages(site)
-    for template in ("operation.html", "record.html", "compare.html", "compare_app.html"):
+    # The comparisons page draws no chart: it links each run's distribution on its record page.
+    for template in ("operation.html", "record.html", "compare_app.html"):
         path, ready = measured[template]
         page.goto(served + path, wait_until="load")
         if ready:

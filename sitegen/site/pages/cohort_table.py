@@ -119,11 +119,13 @@ def revision_label(facts: RunFacts) -> str:
     return revision.version or (revision.commit or "")[:12] or "unknown"
 
 
-def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: RunFacts | None = None) -> RankedRow:
+def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: RunFacts | None = None,
+               compare_page: str = "") -> RankedRow:
+    """``compare_page``: the page of this row's table's neighbour comparisons (sitegen.site.pages.compare_layout)."""
     figures = roofline(facts, config)
     compare = None
     if above is not None and above.value is not None and facts.value is not None:
-        compare = Link(f"compare with {L.implementation_label(above.implementation)}", L.compare_path(above.digest, facts.digest))
+        compare = Link(f"compare with {L.implementation_label(above.implementation)}", L.compare_path(compare_page, above.digest, facts.digest))
     return RankedRow(
         rank=facts.rank_label or "—", rank_note=facts.rank_note, rank_reason=facts.rank_reason,
         run=Link(L.implementation_label(facts.implementation), L.run_path(facts.name)), revision=revision_label(facts),
@@ -136,12 +138,12 @@ def ranked_row(facts: RunFacts, leader: RunFacts | None, config: Config, above: 
     )
 
 
-def cohort_view(key: str, members: list[RunFacts], config: Config) -> CohortView:
+def cohort_view(key: str, members: list[RunFacts], config: Config, compare_page: str) -> CohortView:
     first = members[0]
     representatives = [f for f in members if f.rank_label is not None]
     leader = next((f for f in representatives if f.rank is not None), None)
     family = first.protocol.model.spec.comparability.family
-    ranked = [ranked_row(f, leader, config, representatives[i - 1] if i else None) for i, f in enumerate(representatives)]
+    ranked = [ranked_row(f, leader, config, representatives[i - 1] if i else None, compare_page) for i, f in enumerate(representatives)]
     return CohortView(
         id=L.cohort_id(key), heading=f"{L.workload_label(first.workload)} · {first.timed_pass} · {first.metric} ({first.statistic}) · {family}",
         key=L.short_digest(key), timed_pass=first.timed_pass, dtype=L.dtype_label(first.workload) or "—",

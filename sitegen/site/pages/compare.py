@@ -2,11 +2,11 @@
 what differs between their canonical manifests.
 
 Two kinds of page. The pairs a cohort table links (each ranked row and the row above it)
-are pre-rendered, one page each (compare/<a>--<b>/), so they read without JavaScript; a
-cohort of n rows gives n − 1, so the count never passes the number of ranked rows. Any
-other pair, across cohorts and GPUs included, is compared by compare/index.html?a=RUN&b=RUN,
-whose script (compare.js) reads the two runs' JSON twins and follows the same rules; it
-says so on the page.
+are pre-rendered, so they read without JavaScript: all the pairs of one operation page's tables
+on one page beside it (sitegen.site.pages.compare_groups), each pair under its own anchor; a
+cohort of n rows gives n − 1 pairs. Any other pair, across cohorts and GPUs included, is
+compared by compare/index.html?a=RUN&b=RUN, whose script (compare.js) reads the two runs'
+JSON twins and follows the same rules; it says so on the page.
 
 The ratio and its interval are ranking.ratio_interval's, the rule that ranks neighbours
 (one rule, one place): the bootstrap ratio of the two runs' replicates when both have raw
@@ -27,6 +27,7 @@ from sitegen.site.text import labels as L
 from sitegen.core import units
 from sitegen.site.charts.views import ChartView, samples_chart
 from sitegen.site.pages.cohort_table import interval_text, rank_text, revision_label
+from sitegen.site.pages.compare_layout import compare_page_of
 from sitegen.facts.index import Index, RunFacts
 from sitegen.site.text.labels import Link
 from sitegen.facts.ranking import PUBLISHED, ratio_interval, separation
@@ -72,7 +73,8 @@ class DiffSection:
 
 @dataclass(frozen=True)
 class ComparePage:
-    path: str
+    id: str
+    """The pair's anchor on its comparisons page (labels.pair_id)."""
     title: str
     a: Side
     b: Side
@@ -247,13 +249,14 @@ def _distributions(pairs: list[tuple[str, RunFacts]]) -> tuple[list[ChartView], 
     return charts, missing
 
 
-def compare_page(a: RunFacts, b: RunFacts) -> ComparePage:
-    """The pre-rendered comparison of ``a`` (the row above) and ``b``."""
+def compare_page(a: RunFacts, b: RunFacts, *, charts: bool = True) -> ComparePage:
+    """The comparison of ``a`` (the row above) and ``b``. Without ``charts`` the two distributions
+    are left to the runs' own record pages, which draw them (the comparisons page links there)."""
     a_name, b_name = _names(a, b)
     ratio, label, interval, said = _ratio(a, b)
-    charts, missing = _distributions([("a", a), ("b", b)])
+    charts, missing = _distributions([("a", a), ("b", b)]) if charts else ([], [])
     return ComparePage(
-        path=L.compare_path(a.digest, b.digest), title=f"Compare {a_name} and {b_name}", a=_side(a), b=_side(b),
+        id=L.pair_id(a.digest, b.digest), title=f"Compare {a_name} and {b_name}", a=_side(a), b=_side(b),
         same_cohort=a.cohort is not None and a.cohort == b.cohort,
         ratio=ratio, interval=interval, interval_label=label, sides_interval_label=sides_interval_label(a, b),
         verdict=said, distributions=charts, no_samples=missing,
@@ -303,5 +306,5 @@ def record_link(facts: RunFacts, index: Index) -> Link:
         for above, row in neighbours(rows):
             if row is facts:
                 return Link(f"Compare with {L.implementation_label(above.implementation)}, the row above in its comparison group →",
-                            L.compare_path(above.digest, facts.digest))
+                            L.compare_path(compare_page_of(facts.cohort, index), above.digest, facts.digest))
     return Link("Compare this run with any other →", app_link(facts.name))

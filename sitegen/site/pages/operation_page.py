@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from sitegen.site.text import labels as L
 from sitegen.site.pages.cohort_table import CohortView, cohort_view
+from sitegen.site.pages.compare_layout import compare_page_of
 from sitegen.site.outputs.downloads import operation_csv_path
 from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.site.text.labels import Link, operation_gpu_path
@@ -127,7 +128,7 @@ def _gpu_section(keys: list[str], index: Index, headline: str | None) -> GpuSect
         for dtype, members in sorted(_by(by_pass[the_pass], index, lambda f: L.dtype_label(f.workload) or "—").items()):
             members.sort(key=lambda k: (workload_order(_first(index, k)), _first(index, k).metric or "", k))
             section_id = f"{base}-{path_slug(the_pass)}-{path_slug(dtype) or 'any'}"
-            dtypes.append(DtypeSection(section_id, dtype, [cohort_view(k, index.cohorts[k], index.config) for k in members]))
+            dtypes.append(DtypeSection(section_id, dtype, [cohort_view(k, index.cohorts[k], index.config, compare_page_of(k, index)) for k in members]))
             filters.append(Link(f"{the_pass} · {dtype}", f"#{section_id}"))
         note = HEADLINE_NOTE if the_pass == headline == "full" else SPLIT_NOTE if the_pass in ("forward", "backward") else ""
         passes.append(PassSection(f"{base}-{path_slug(the_pass)}", PASS_TITLES.get(the_pass, the_pass), the_pass == headline, note, dtypes))

@@ -120,8 +120,7 @@ class RecordPage:
     attest_command: str
     tracker: str
     manifest: str
-    manifest_shown: str
-    """The manifest as the page prints it: raw sample arrays replaced by a pointer to samples_file."""
+    """The canonical manifest: the page's JSON twin, which the page links rather than prints."""
     samples_file: str | None
     """Site-root-relative path of the run's raw samples (JSON), when it has any."""
     charts: list[ChartView]
@@ -163,16 +162,6 @@ def samples_document(facts: RunFacts) -> dict | None:
     return {"run": facts.name, "digest": facts.digest, "unit": "ns", **kept}
 
 
-def _without_samples(raw: dict, count: int) -> dict:
-    note = f"{count:,} raw samples, in {SAMPLES_NAME}"
-    timing = dict(raw["spec"]["timing"])
-    if timing.get("samplesNs"):
-        timing["samplesNs"] = note
-    if timing.get("processes"):
-        timing["processes"] = [{**p, "samplesNs": f"{len(p['samplesNs']):,} raw samples, in {SAMPLES_NAME}"} for p in timing["processes"]]
-    return {**raw, "spec": {**raw["spec"], "timing": timing}}
-
-
 _pretty_texts: dict[int, dict[str, str]] = {}
 
 
@@ -186,7 +175,7 @@ def _pretty(index: Index) -> dict[str, str]:
     return found
 
 
-def manifest_text(facts: RunFacts, index: Index, *, shown: bool = False) -> str:
+def manifest_text(facts: RunFacts, index: Index) -> str:
     """The canonical manifest {"run", "protocol", "environment"}, each document as published.
 
     Byte for byte ``json.dumps(manifest, indent=2, ensure_ascii=False)``, composed from
@@ -197,13 +186,11 @@ def manifest_text(facts: RunFacts, index: Index, *, shown: bool = False) -> str:
     (JSON strings never hold a raw newline).
     """
     parts = []
-    samples = len(samples_of(facts)) if shown else 0
     for key, record in (("run", facts.record), ("protocol", facts.protocol), ("environment", facts.environment)):
         cache_key = f"{record.file}#{record.pointer}"
         text = _pretty(index).get(cache_key) if key != "run" else None
         if text is None:
-            raw = _without_samples(record.raw, samples) if key == "run" and samples else record.raw
-            text = json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            text = json.dumps(record.raw, indent=2, ensure_ascii=False).replace("\n", "\n  ")
             if key != "run":
                 _pretty(index)[cache_key] = text
         parts.append(f'  "{key}": {text}')
@@ -374,7 +361,7 @@ def record_page(facts: RunFacts, index: Index) -> RecordPage:
             "--value", units.show(facts.value, facts.unit) if facts.value is not None else "…",
             "--note", "What you ran and where",
         ]),
-        tracker=tracker, manifest=manifest, manifest_shown=manifest_text(facts, index, shown=True) if sampled else manifest,
+        tracker=tracker, manifest=manifest,
         samples_file=samples_path(facts.name) if sampled else None,
         charts=[c for c in (samples_chart(facts),) if c is not None] + trend_charts(facts, index),
         rerun=_rerun_box(facts, str(site.repository_url)),

@@ -67,10 +67,24 @@ def gpu_path(slug: str) -> str:
     return f"gpus/{slug}/index.html"
 
 
-def compare_path(ahead_digest: str, behind_digest: str) -> str:
-    """The pre-rendered comparison of two runs (sitegen.site.pages.compare). Digest prefixes, not names:
-    two names of up to 200 characters would not fit one path segment."""
-    return f"compare/{ahead_digest.removeprefix('sha256:')[:16]}--{behind_digest.removeprefix('sha256:')[:16]}/index.html"
+def compare_group_path(cohort_page: str) -> str:
+    """The comparisons of the neighbouring rows of every cohort table on ``cohort_page`` (an operation,
+    GPU or pass page), at its place under compare/: operations/<op>/<gpu>/ -> compare/<op>/<gpu>/.
+    One page per operation page rather than one per pair, which was 13,724 files (and 87 MB) of the
+    bundled registry's site; the operation pages are already cut to size, so these are too."""
+    return "compare/" + cohort_page.removeprefix("operations/")
+
+
+def pair_id(ahead_digest: str, behind_digest: str) -> str:
+    """The anchor of one pair on its comparisons page. Digest prefixes, not names: two names of up to
+    200 characters would make an unwieldy fragment."""
+    return f"pair-{ahead_digest.removeprefix('sha256:')[:16]}--{behind_digest.removeprefix('sha256:')[:16]}"
+
+
+def compare_path(compare_page: str, ahead_digest: str, behind_digest: str) -> str:
+    """The pre-rendered comparison of two neighbours of a cohort table, on ``compare_page``
+    (sitegen.site.pages.compare_layout, sitegen.site.pages.compare_groups)."""
+    return f"{compare_page}#{pair_id(ahead_digest, behind_digest)}"
 
 
 def cohort_id(key: str) -> str:

@@ -103,3 +103,21 @@
     if (input) { event.preventDefault(); input.focus(); }
   });
 })();
+// The canonical manifest of a record page: the page links its JSON twin rather than printing the
+// same bytes again; opened, the box shows the twin's text. Without JavaScript (or where fetch
+// fails, as on file://) the box keeps its link to the twin.
+(function () {
+  "use strict";
+  document.querySelectorAll("details[data-manifest]").forEach(function (box) {
+    var code = box.querySelector("code");
+    var loaded = false;
+    box.addEventListener("toggle", function () {
+      if (!box.open || loaded || !code || !window.fetch) { return; }
+      loaded = true;
+      fetch(box.getAttribute("data-manifest")).then(function (response) {
+        if (!response.ok) { throw new Error(response.status); }
+        return response.text();
+      }).then(function (text) { code.textContent = text; }, function () { loaded = false; });
+    });
+  });
+})();
