@@ -4,7 +4,7 @@
 
 Loads and indexes the registry once (untimed), then, alternating so that load from other
 users of a shared machine hits both alike, makes and renders every operation's pages and
-every compare page (model, HTML and JSON twin, as build._write_other_pages does) without
+every compare page (model, HTML and JSON twin, as sitegen.site.operation_files does) without
 writing them. Times are CPU seconds of this process (time.process_time), the best of
 --repeat; only the ratio is meaningful across machines. Also prints the bound on the page
 count: one compare page per ranked row after a cohort's first, never more than the ranked rows.

@@ -36,12 +36,12 @@ def _build(records: Path, out: Path, *extra: str):
 
 def _spy_renders(monkeypatch) -> tuple[list[str], list[str]]:
     """(run pages, operations) the next build renders, as it renders them."""
-    from sitegen.site import build
+    from sitegen.site import operation_files, writepages
 
     rendered, operations = [], []
-    record_page, operation_pages = build.record_page, build.operation_pages_with_runs
-    monkeypatch.setattr(build, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
-    monkeypatch.setattr(build, "operation_pages_with_runs",
+    record_page, operation_pages = writepages.record_page, operation_files.operation_pages_with_runs
+    monkeypatch.setattr(writepages, "record_page", lambda facts, index: rendered.append(facts.name) or record_page(facts, index))
+    monkeypatch.setattr(operation_files, "operation_pages_with_runs",
                         lambda operation, index: operations.append(operation.name) or operation_pages(operation, index))
     return rendered, operations
 
@@ -175,14 +175,14 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
     _build(registry_copy, out, "--no-search")
     before = _files(out)
     parent = os.getpid()
-    write_runs = build._write_run_pages
+    write_runs = build.write_run_pages
 
     def dies_in_a_worker(*args):
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
         write_runs(*args)
 
-    monkeypatch.setattr(build, "_write_run_pages", dies_in_a_worker)
+    monkeypatch.setattr(build, "write_run_pages", dies_in_a_worker)
     edit_run(registry_copy, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] + 1))
     result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(out), "--no-search", "--jobs", "2"])
     assert result.exit_code != 0

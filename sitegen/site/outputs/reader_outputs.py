@@ -64,7 +64,7 @@ def write_implementation_badges(index: Index, renderer, writer, name: str, made:
 
 def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
                        updated: str, badges: dict[str, list[Badge]], written: set[str]) -> None:
-    """Each operation's own feed is written with its pages (build._write_other_pages), to be reused
+    """Each operation's own feed is written with its pages (operation_files.write_operation_pages), to be reused
     with them, and so are the badges of implementations in ``written``: here, the others'.
     ``badges``: implementation → its badges (sitegen.site.outputs.badges)."""
     for page in content.pages:
