@@ -67,6 +67,7 @@ def run(plan: dict) -> dict:
     from sitegen.rerun.measure.passes import PassRunner
     from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
+    _keep_judges()  # with the clock's snapshot (taken by the imports above), before the operation is loaded
     t0 = time.monotonic()
     device = plan["device"]
     if device.startswith("cuda"):
@@ -174,12 +175,21 @@ def run(plan: dict) -> dict:
     return result
 
 
+def _keep_judges() -> None:
+    """The guard keeps the judges (sitegen.rerun.checks.judges), this module's own among them: the
+    one that runs (``python -m`` runs it as __main__)."""
+    from sitegen.rerun.checks import judges
+
+    judges.keep(sys.modules[__name__])
+
+
 def implementation(target: str, operation: str) -> dict:
     """{"ok", "version", "reason", "module"?}: the implementation imported and built here, in
     the measuring process (never in the parent); never raises."""
     from sitegen.operations import Implementation, import_target
     from sitegen.core.problems import InputError
 
+    _keep_judges()  # before its code runs (run() kept them already; kept once, this adds nothing then)
     threads = _THREAD_IDS()
     try:
         cls = import_target(target, target)
