@@ -16,7 +16,7 @@ import json
 
 from sitegen.rerun.checks import draws, gate, guards, timedcheck
 from sitegen.rerun.measure import clock as _clock  # noqa: F401  (its import takes the snapshot the judges join)
-from sitegen.rerun.measure import passes
+from sitegen.rerun.measure import exchange, passes
 from sitegen.rules import integrity
 
 
@@ -36,7 +36,9 @@ def owners(worker) -> list[tuple[object, str, str]]:
         "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
         "floor_ns", "GUARDS")]
     out += [(worker, name, f"sitegen.rerun.measure.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
-                                                                        "json", "_CHECK_BUILD", "_THREAD_IDS")]
+                                                                        "json", "_CHECK_BUILD", "_THREAD_IDS",
+                                                                        "WorkerResult")]
+    out += [(exchange.WorkerResult, "to_json", "WorkerResult.to_json")]
     out += [(draws, name, f"sitegen.rerun.checks.draws.{name}") for name in ("randbits", "uniform")]
     out += [(timedcheck, "_norm", "sitegen.rerun.checks.timedcheck._norm")]
     out += [(json, "dumps", "json.dumps")]
