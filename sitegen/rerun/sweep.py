@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -65,17 +65,17 @@ class Options:
     (an operation plugin's describing process runs its code too); None: read it when measuring starts."""
 
 
-def _spawn(plan: WorkerPlan, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
-    """One measuring process in a folder of its own; its result, checked (exchange.WorkerResult)
-    and as JSON. Anything it left running (its session's processes) is killed when it exits,
-    before the next process starts."""
+def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
+    """One measuring process in a folder of its own, given ``plan`` (an exchange.WorkerPlan as
+    JSON, the wire form); its result, checked (exchange.WorkerResult), as JSON. Anything it left
+    running (its session's processes) is killed when it exits, before the next process starts."""
     workdir.mkdir(parents=True)
     plan_path, result_path = workdir / "plan.json", workdir / "result.json"
-    plan_path.write_text(json.dumps(replace(plan, progress_events=True).to_json()))
+    plan_path.write_text(json.dumps({**plan, "progressEvents": True}))
     env = dict(os.environ)
     # Compiled graphs and kernels are reused by the later processes of the same implementation
     # only: a cache another implementation could write into would be code it chose.
-    caches = workdir.parent / f"cache-{plan.impls[0].name if plan.impls else 'none'}"
+    caches = workdir.parent / f"cache-{plan['impls'][0]['name'] if plan['impls'] else 'none'}"
     env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor")
     env["TRITON_CACHE_DIR"] = str(caches / "triton")
     # Bytecode caches ignored (never read, never written): the source files whose digest the
@@ -85,7 +85,7 @@ def _spawn(plan: WorkerPlan, workdir: Path, k: int, interpret: bool, watch: Watc
     env["PYTHONPYCACHEPREFIX"] = str(workdir / "no-pycache")
     if interpret:
         env["TRITON_INTERPRET"] = "1"
-    watch = watch or Watch(Progress(enabled=False), plan.processes)
+    watch = watch or Watch(Progress(enabled=False), plan.get("processes", 1))
     # stderr comes through the parent, so log lines print above the progress display.
     proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.measure.worker", str(plan_path), str(result_path)], env=env,
                             stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
@@ -101,17 +101,17 @@ def _spawn(plan: WorkerPlan, workdir: Path, k: int, interpret: bool, watch: Watc
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    who = f"{plan.impls[0].name} " if plan.impls else ""
+    who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
     if rc != 0 or not result_path.exists():
         for line in watch.failure_lines():
             watch.progress.log(line)
-        raise InputError([Problem(f"{who}process {plan.process + 1}", "$",
+        raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
                                   f"measuring process exited with code {rc}; nothing written")])
     # Written by a process that ran outside code: read as data of one format, checked, never trusted further.
     try:
         return WorkerResult.from_json(json.loads(result_path.read_text())).to_json()
     except (Unreadable, ValueError, RecursionError) as exc:  # ValueError: not JSON at all
-        raise InputError([Problem(f"{who}process {plan.process + 1}", "$",
+        raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
                                   f"measuring process wrote a result this sitegen does not read: {exc}; nothing written")]) from None
 
 
@@ -158,7 +158,7 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[dict[str, list[dict]]
                 plan = WorkerPlan(**base, impls=(PlannedImpl(ref.name, ref.target),), process=k, gate=k == 0,
                                   skip=tuple(skip), seed=100_000 * (k + 1), repeated_probe=k == 0 and mode == "controlled")
                 keys = {Case(w, p, ref.name).key for w in opts.loads for p in opts.passes}
-                result = _spawn(plan, Path(tmp) / f"{i}-{k}", k * len(opts.impls) + i, opts.interpret, watch=watch)
+                result = _spawn(plan.to_json(), Path(tmp) / f"{i}-{k}", k * len(opts.impls) + i, opts.interpret, watch=watch)
                 own[ref.name].append(_own(result, ref.name, keys))
     return own, {"facts": facts, "before": before}
 

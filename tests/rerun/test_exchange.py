@@ -99,6 +99,6 @@ def test_the_parent_refuses_a_result_of_another_format_in_one_line(tmp_path, mon
 
     monkeypatch.setattr(sweep.subprocess, "Popen", forger)
     with pytest.raises(InputError) as caught:
-        sweep._spawn(PLAN, tmp_path / "p", 0, True)
+        sweep._spawn(PLAN.to_json(), tmp_path / "p", 0, True)
     [problem] = caught.value.problems
     assert problem.file == "torch process 1" and "the result is of format 99" in problem.message, problem.line()
