@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
-from sitegen.core.problems import InputError, Problem
+from sitegen.core.problems import InputError
 from sitegen.core import workload as C
+from sitegen.rerun.plan import request as planner
 from sitegen.rules.protocol import PROCESSES
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -125,125 +124,63 @@ def rerun(**options):
     checks refuse implausible times. One BenchmarkRun per case and implementation is written
     into --out, only if at least one case was measured; progress goes to stderr.
     """
+    as_json, quiet = options.pop("as_json"), options.pop("quiet")
     try:
-        _rerun(**options)
+        _rerun(planner.RerunRequest(**options), as_json=as_json, quiet=quiet)
     except InputError as exc:
         # Here, not only in sitegen.cli.main's group: `python -m sitegen.rerun` runs this command alone.
         for problem in exc.problems:
             click.echo(problem.line(), err=True)
-        if options["as_json"]:
+        if as_json:
             click.echo(json.dumps({"ok": False, "problems": [p.as_dict() for p in exc.problems]}, indent=2, sort_keys=True))
         sys.exit(1)
 
 
-def _rerun(operation, axes, tokens, vocab, dtypes, passes, impls, like_id, records, out, interpret, processes, self_test, quiet,
-           as_json, ray_address, products, replicas, key):
-    from sitegen.rerun.plan import selection
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
-    if key is not None:
-        from sitegen.core.signing import load_private_key
 
-        load_private_key(key)  # refused now, before any measurement, rather than after it
-
-    if interpret:
-        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
-    from sitegen.registry import journal
-
-    # Read before any plugin's code runs (an operation plugin is described by a process running
-    # its module): an entry added after this is not kept, so `sign` never signs a planted run.
-    target = out or (None if interpret else Path("records"))
-    started = journal.read(target) if target else {}
-    selection.require_gpu_extra("sitegen rerun" + (" --self-test" if self_test else " --interpret" if interpret else ""),
-                                interpret=interpret)
-    if self_test:
+def _rerun(request: planner.RerunRequest, *, as_json: bool, quiet: bool) -> None:
+    """Plan (sitegen.rerun.plan.request), run (sitegen.rerun.sweep, or the fleet), print."""
+    started = planner.start(request)
+    if request.self_test:
         from sitegen.rerun.selftest.run import run_apart
 
-        report = run_apart(interpret=interpret)
+        report = run_apart(interpret=request.interpret)
         for line in report["lines"]:
-            click.echo(line, err=True)
+            _say(line)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         sys.exit(0 if report["ok"] else 1)
 
     from sitegen.core.progress import Progress, wanted
-    from sitegen.rerun.plan import opfacts
-    from sitegen.rerun.plan import like as like_mod
-    from sitegen.rerun.plan.registryscan import scan
-    from sitegen.rerun.sweep import Options, run
+    from sitegen.rerun.sweep import run
 
-    like_plan, verdict, left_out = None, True, {}
-    if like_id:
-        like_plan = like_mod.plan(scan(records), like_id, str(records))
-        op = like_plan.op
-        selection.require_like_impl(op, like_plan.run_name, like_plan.impl)
-        workload = like_plan.workload
-        if interpret:
-            workload = selection.interpreter_workload(op, like_plan.workload)
-            if workload != like_plan.workload:
-                verdict = False
-                shown = " × ".join(f"{n} {v}" for n, v in workload.axes)
-                record = " × ".join(str(v) for _, v in like_plan.workload.axes)
-                click.echo(f"--like under --interpret runs at the interpreter's sizes: {shown} {workload.dtype}, not the "
-                           f"record's {record}; a rehearsal, so no verdict and no link to the record", err=True)
-        loads, passes = [workload], (like_plan.timed_pass,)
-        impls = selection.resolve(op, (like_plan.impl,))
-    else:
-        op = opfacts.load(operation)  # a plugin's: read from a process of its own, never run here
-        loads = C.workloads(_sweep(op, axes, tokens, vocab, interpret), dtypes or op.default_dtypes)
-        passes = passes or op.passes
-        unknown = [p for p in passes if p not in op.passes]
-        if unknown:
-            raise InputError([Problem("--pass", "$", f"{op.name} has no pass {', '.join(unknown)}; it has {', '.join(op.passes)}")])
-        choice = selection.choose(op, impls, interpret=interpret)
-        impls, left_out = choice.impls, choice.left_out
-        for impl, why in left_out.items():
-            click.echo(f"{impl}: left out ({why})", err=True)
-    if (products or replicas > 1) and not ray_address:
-        raise click.UsageError("--gpus and --replicas need --ray")
-    from sitegen.rerun.plan.owncode import require_shipped
-
-    require_shipped(impls, interpret=interpret)  # trusted code is known by its bytes, before any work
-    op = opfacts.describe_workloads(op, loads)
-    if ray_address:
-        # The driver writes once every task has ended, so it needs its folder now.
-        fleet_out = out or (Path(tempfile.mkdtemp(prefix="sitegen-dry-run-")) if interpret else Path("records"))
-        _fleet(ray_address, Options(op=op, loads=loads, passes=passes, impls=impls, out=fleet_out, records=records,
-                                    interpret=interpret, processes=processes, like=like_plan, verdict=verdict, key=key, journal=started),
-               products, replicas, as_json)
-    if not interpret:
-        _require_cuda()
+    try:
+        planned = planner.plan(request, started, say=_say)
+    except planner.UsageProblem as exc:
+        raise click.UsageError(str(exc)) from None
+    if request.ray_address:
+        _fleet(request.ray_address, planned.options(planned.fleet_out()), request.products, request.replicas, as_json)
+    if not request.interpret:
+        planner.require_cuda()
     with Progress(enabled=wanted(quiet)) as progress:
-        summary = run(Options(op=op, loads=loads, passes=passes, impls=impls, out=out if out or interpret else Path("records"),
-                              records=records, interpret=interpret, processes=processes, like=like_plan,
-                              verdict=verdict, progress=progress, quiet=quiet, key=key, journal=started))
-    summary["leftOut"] = left_out
-    for line in cohort_table(summary["runs"], dry_run=interpret):
-        click.echo(line, err=True)
+        summary = run(planned.options(planned.local_out(), progress=progress, quiet=quiet))
+    summary["leftOut"] = planned.left_out
+    for line in cohort_table(summary["runs"], dry_run=request.interpret):
+        _say(line)
     for impl, reason in sorted(summary["unavailable"].items()):
-        click.echo(f"{impl}: not available ({reason})", err=True)
+        _say(f"{impl}: not available ({reason})")
     if "implementationNote" in summary:
-        click.echo(summary["implementationNote"], err=True)
+        _say(summary["implementationNote"])
     if "verdict" in summary:
-        click.echo(f"verdict vs {like_plan.run_name}: {summary['verdict']}", err=True)
+        _say(f"verdict vs {planned.like.run_name}: {summary['verdict']}")
     where = f"{summary['out']}, a scratch folder (--out chooses another)" if summary["scratch"] else summary["out"]
-    click.echo(f"wrote {summary['written']} file(s) into {where} in {summary['elapsedS']} s", err=True)
+    _say(f"wrote {summary['written']} file(s) into {where} in {summary['elapsedS']} s")
     if summary["scratch"]:
-        click.echo(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site", err=True)
+        _say(f"see them with: sitegen build --records {summary['out']} --out {summary['out']}-site")
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
-
-
-def _sweep(op, axes: dict, tokens, vocab, interpret: bool) -> dict[str, tuple[int, ...]]:
-    """Each of the operation's axes: the values asked for, else its sweep's (--interpret: its tiny one)."""
-    asked = dict(axes)
-    for name, values in (("tokens", tokens), ("vocab", vocab)):
-        if values:
-            asked[name] = values
-    unknown = [name for name in asked if name not in op.axes]
-    if unknown:
-        raise InputError([Problem("--axis", "$", f"{op.name} has no axis {', '.join(unknown)}; its axes: {', '.join(op.axes)}")])
-    default = op.interpret_axes if interpret else op.default_axes
-    return {name: asked.get(name) or tuple(default[name]) for name in op.axes}
 
 
 def _fleet(address, opts, products, replicas, as_json) -> None:
@@ -263,12 +200,3 @@ def _fleet(address, opts, products, replicas, as_json) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
     sys.exit(0 if summary["ok"] else 1)
-
-
-def _require_cuda() -> None:
-    # Asked through NVML, so this process creates no CUDA context (the GPU must stay free of us).
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    import torch  # imported lazily: `sitegen --help` never pays for it
-
-    if not torch.cuda.is_available():
-        raise InputError([Problem("GPU", "$", "no CUDA GPU visible; use --interpret for a CPU dry run")])

@@ -35,6 +35,7 @@ from sitegen.core import revision
 from sitegen.rerun.outcome.assemble import outcome
 from sitegen.core.workload import Case, Workload, cases
 from sitegen.rerun.measure.environment import environment_spec, instance
+from sitegen.rerun.measure.exchange import PlannedImpl, Unreadable, WorkerPlan, WorkerResult
 from sitegen.rerun.plan.like import LikePlan
 from sitegen.rerun.measure.watch import Watch
 from sitegen.rules.verdict import judge
@@ -65,8 +66,9 @@ class Options:
 
 
 def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | None = None) -> dict:
-    """One measuring process in a folder of its own; its result. Anything it left running (its
-    session's processes) is killed when it exits, before the next process starts."""
+    """One measuring process in a folder of its own, given ``plan`` (an exchange.WorkerPlan as
+    JSON, the wire form); its result, checked (exchange.WorkerResult), as JSON. Anything it left
+    running (its session's processes) is killed when it exits, before the next process starts."""
     workdir.mkdir(parents=True)
     plan_path, result_path = workdir / "plan.json", workdir / "result.json"
     plan_path.write_text(json.dumps({**plan, "progressEvents": True}))
@@ -99,13 +101,18 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
     if rc != 0 or not result_path.exists():
         for line in watch.failure_lines():
             watch.progress.log(line)
-        who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
         raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
                                   f"measuring process exited with code {rc}; nothing written")])
-    return json.loads(result_path.read_text())
+    # Written by a process that ran outside code: read as data of one format, checked, never trusted further.
+    try:
+        return WorkerResult.from_json(json.loads(result_path.read_text())).to_json()
+    except (Unreadable, ValueError, RecursionError) as exc:  # ValueError: not JSON at all
+        raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
+                                  f"measuring process wrote a result this sitegen does not read: {exc}; nothing written")]) from None
 
 
 def _own(result: dict, name: str, case_keys: set[str]) -> dict:
@@ -128,15 +135,14 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[dict[str, list[dict]]
         raise InputError(oversized)
     mode = opts.like.mode if opts.like else "controlled"
     follow = protocol.settings(proto, opts.interpret, opts.op.tolerances)
-    base = {
-        **follow,
-        "device": "cpu" if opts.interpret else "cuda", "interpret": opts.interpret,
-        "operation": opts.op.target,
-        "workloads": [w.as_json() for w in opts.loads], "passes": list(opts.passes),
-        "mode": mode,
-        "maxSmMHz": gpustate.max_sm_mhz(facts),
-        "pool": 1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
-    }
+    base = dict(
+        device="cpu" if opts.interpret else "cuda", interpret=opts.interpret, operation=opts.op.target,
+        workloads=tuple(w.as_json() for w in opts.loads), passes=tuple(opts.passes), mode=mode,
+        processes=follow["processes"], min_samples=follow["minSamples"], min_time_ms=follow["minTimeMs"],
+        max_time_ms=follow["maxTimeMs"], warmup=tuple(follow["warmup"]), rtol=follow["rtol"],
+        max_sm_mhz=gpustate.max_sm_mhz(facts),
+        pool=1 if mode == "do_bench" else None,  # Liger's benchmark times one input set
+    )
     own: dict[str, list[dict]] = {ref.name: [] for ref in opts.impls}
     watch = Watch(opts.progress, follow["processes"] * len(opts.impls), logs=not opts.quiet)
     with tempfile.TemporaryDirectory(prefix="sitegen-rerun-") as tmp:
@@ -149,10 +155,10 @@ def measure(opts: Options, proto: dict[str, Any]) -> tuple[dict[str, list[dict]]
                         if o["status"] != "passed"] if first else []
                 if first is not None and len(skip) == len(opts.loads):
                     continue  # failed the gate on every workload: nothing to time
-                plan = {**base, "impls": [ref.as_json()], "process": k, "gate": k == 0, "skip": skip,
-                        "seed": 100_000 * (k + 1), "repeatedProbe": k == 0 and mode == "controlled"}
+                plan = WorkerPlan(**base, impls=(PlannedImpl(ref.name, ref.target),), process=k, gate=k == 0,
+                                  skip=tuple(skip), seed=100_000 * (k + 1), repeated_probe=k == 0 and mode == "controlled")
                 keys = {Case(w, p, ref.name).key for w in opts.loads for p in opts.passes}
-                result = _spawn(plan, Path(tmp) / f"{i}-{k}", k * len(opts.impls) + i, opts.interpret, watch=watch)
+                result = _spawn(plan.to_json(), Path(tmp) / f"{i}-{k}", k * len(opts.impls) + i, opts.interpret, watch=watch)
                 own[ref.name].append(_own(result, ref.name, keys))
     return own, {"facts": facts, "before": before}
 

@@ -5,12 +5,15 @@ Isolation chosen: identity. When sitegen.rerun.measure.clock is imported (in a w
 implementation is), snapshot() keeps every function a window reads time through, and each
 Python function's code object: time.perf_counter_ns/perf_counter/monotonic,
 torch.cuda.synchronize/_sleep, torch.cuda.Event.record/query/synchronize/elapsed_time, and the
-harness's own Clock and Window methods and module globals. It keeps the judges too, since code
-that replaces a judge needs no clock: the gate (gate.check, gate_workload), the timed-output
-check (TimedCheck.verify and the methods and functions it reads), integrity's check functions,
-the worker's result writer and json.dumps; protect() adds the operation's reference and input
-methods once it is loaded. And it keeps this module's own state (_SNAPSHOT, _BASE_THREADS,
-_LIBRARY_DIRS, _LIBRARY) by identity, with a digest of what _SNAPSHOT and _BASE_THREADS hold.
+harness's own Clock and Window methods and module globals (the clock names them: this module
+imports none of the modules it guards). keep() adds the judges, since code that replaces a judge
+needs no clock: the gate (gate.check, gate_workload), the timed-output check (TimedCheck.verify
+and the methods and functions it reads), integrity's check functions, the worker's result writer
+and json.dumps (sitegen.rerun.checks.judges names them; a measuring process keeps them before it
+loads the operation, and worker.implementation before it imports one); protect() adds the
+operation's reference and input methods once it is loaded. And it keeps this module's own state
+(_SNAPSHOT, _BASE_THREADS, _LIBRARY_DIRS, _LIBRARY) by identity, with a digest of what _SNAPSHOT
+and _BASE_THREADS hold.
 After every window, and after each implementation is imported and built, they are compared by
 identity; a change is reported and undone at once, so that nothing else is timed or judged by a
 patched function. Which threads are torch's or triton's is kept here (_LIBRARY), never read from
@@ -64,69 +67,20 @@ _private: list = []
 _closed: list = []
 
 
-def _owners() -> list[tuple[object, str, str]]:
-    import torch
-
-    from sitegen.rerun.measure import clock
-
+def own() -> list[tuple[object, str, str]]:
+    """The guard's own functions and state, for the clock's snapshot (sitegen.rerun.measure.clock
+    names them with what a window reads time through, in this order)."""
     from sitegen.rerun.checks import guards
 
-    out = [(time, name, f"time.{name}") for name in ("perf_counter_ns", "perf_counter", "monotonic")]
-    out += [(torch.cuda, name, f"torch.cuda.{name}") for name in ("synchronize", "_sleep")]
-    out += [(torch.cuda.Event, name, f"torch.cuda.Event.{name}") for name in ("record", "query", "synchronize", "elapsed_time")]
-    out += [(clock.Clock, name, f"Clock.{name}") for name in ("window", "_mark", "sync", "empty", "base_ns", "hidden_ns",
-                                                              "timed", "_events")]
-    out += [(clock.Window, "stream_ns", "Window.stream_ns")]
-    out += [(clock, name, f"sitegen.rerun.measure.clock.{name}") for name in ("time", "torch", "guards", "Window", "_AFTER_CALL", "_OS_THREADS")]
-    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
+    out = [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("changed", "restore", "os_threads", "Watch",
                                                                          "_foreign_threads", "_library_thread")]
-    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("check_build", "_owners", "_raw", "_seal",
+    out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("check_build", "keep", "_raw", "_seal",
                                                                          "_started_by_library", "_SNAPSHOT",
                                                                          "_BASE_THREADS", "_LIBRARY_DIRS", "_LIBRARY",
                                                                          "_SEAL")]
     out += [(guards, name, f"sitegen.rerun.checks.guards.{name}") for name in ("close", "_genuine", "_library_code", "_same_state",
                                                                              "_fn_state", "_contents")]
     out += [(guards.Watch, name, f"Watch.{name}") for name in ("after_call", "take", "__init__")]
-    out += [(threading.Thread, "start", "threading.Thread.start"), (threading, "enumerate", "threading.enumerate")]
-    # The secret draws (gate seeds, the timed check's picks and projections, the inputs' seeds)
-    # and the norm every comparison ends in: replaced, they let a wrong output through.
-    import random
-    import secrets
-
-    out += [(secrets, "randbits", "secrets.randbits"), (os, "urandom", "os.urandom"), (random, "_urandom", "random._urandom")]
-    out += [(random.SystemRandom, name, f"random.SystemRandom.{name}") for name in ("random", "getrandbits")]
-    out += [(torch.linalg, "vector_norm", "torch.linalg.vector_norm"), (torch, "Generator", "torch.Generator")]
-    return out + _judges()
-
-
-def _judges() -> list[tuple[object, str, str]]:
-    """What decides a run's outcome, as opposed to its time: replaced, it passes anything."""
-    import json
-
-    from sitegen.rerun.checks import gate, timedcheck
-
-    from sitegen.rules import integrity
-    from sitegen.rerun.measure import passes, worker
-
-    out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
-                                                                          "_errors", "_CHUNK_ELEMENTS", "math", "aliasing",
-                                                                          "foreign", "modes")]
-    out += [(timedcheck.TimedCheck, name, f"TimedCheck.{name}") for name in (
-        "verify", "record", "record_loss", "record_foreign", "record_inputs", "output", "pick", "_output_error",
-        "_digests", "__init__")]
-    out += [(timedcheck, name, f"sitegen.rerun.checks.timedcheck.{name}") for name in (
-        "digest", "modes", "foreign", "aliasing", "as_matrix", "_loss_copy", "TimedCheck", "DIGEST_SLACK")]
-    out += [(passes, name, f"sitegen.rerun.measure.passes.{name}") for name in ("TimedCheck", "aliasing", "foreign", "modes")]
-    out += [(integrity, name, f"sitegen.rules.integrity.{name}") for name in (
-        "roofline", "timed_output", "repeated_input", "host_timed", "guard", "calm", "throttle", "exclusive",
-        "floor_ns", "GUARDS")]
-    out += [(worker, name, f"sitegen.rerun.measure.worker.{name}") for name in ("main", "run", "implementation", "write_atomic",
-                                                                        "json", "_CHECK_BUILD", "_THREAD_IDS")]
-    from sitegen.rerun.checks import draws
-
-    out += [(draws, name, f"sitegen.rerun.checks.draws.{name}") for name in ("randbits", "uniform")]
-    out += [(timedcheck, "_norm", "sitegen.rerun.checks.timedcheck._norm")]
-    out += [(json, "dumps", "json.dumps")]
     return out
 
 
@@ -172,17 +126,29 @@ def close(closed=_closed) -> None:
     closed.append(True)
 
 
+def keep(owners) -> None:
+    """Keep these too, as they are now: the judges (sitegen.rerun.checks.judges), an operation's
+    (protect). Each (owner, attribute) once; after the clock's snapshot, never before it."""
+    if not _SNAPSHOT:
+        raise RuntimeError("the guard keeps nothing before its snapshot: import sitegen.rerun.measure.clock first")
+    for owner, attr, label in owners:
+        if not any(o is owner and a == attr for o, a, *_ in _SNAPSHOT):
+            value = _raw(owner, attr)
+            _SNAPSHOT.append((owner, attr, label, value, _fn_state(value)))
+    _seal()
+
+
 def protect(op) -> None:
     """Keep the loaded operation's judges too: its reference, inputs and what the gate reads of it
     (its methods are the contract; outside code that replaces them picks its own answers)."""
     cls = type(op)
+    owners = []
     for attr in ("reference", "make_inputs", "make_grad_output", "gate_workloads", "output_shape",
                  "liger_script_inputs", "differentiable", "writable_inputs", "tolerances"):
         owner = next((k for k in cls.__mro__ if attr in vars(k)), None)
-        if owner is not None and not any(o is owner and a == attr for o, a, *_ in _SNAPSHOT):
-            value = vars(owner)[attr]
-            _SNAPSHOT.append((owner, attr, f"{cls.__name__}.{attr}", value, _fn_state(value)))
-    _seal()
+        if owner is not None:
+            owners.append((owner, attr, f"{cls.__name__}.{attr}"))
+    keep(owners)
 
 
 _CODES: dict[str, frozenset] = {}
@@ -238,8 +204,10 @@ def _tracing_start(real, _started_by_library=_started_by_library, library=_LIBRA
     return start
 
 
-def snapshot() -> None:
-    """Keep the clock functions and judges as they are now (once, when the clock module is imported)."""
+def snapshot(owners) -> None:
+    """Keep ``owners`` ((owner, attribute, label) each: the clock functions and the guard's own,
+    sitegen.rerun.measure.clock's list) as they are now, once, when the clock module is imported;
+    the judges join them later (keep), before any implementation is imported."""
     global _LIBRARY_DIRS
     if _SNAPSHOT:
         return
@@ -255,7 +223,7 @@ def snapshot() -> None:
         pass
     _LIBRARY_DIRS = tuple(d + os.sep for d in dirs)
     threading.Thread.start = _tracing_start(threading.Thread.start)
-    for owner, attr, label in _owners():
+    for owner, attr, label in owners:
         value = _raw(owner, attr)
         _SNAPSHOT.append((owner, attr, label, value, _fn_state(value)))
     _BASE_THREADS.update(t.ident for t in threading.enumerate())

@@ -194,8 +194,36 @@ class Clock:
         return [max(1, w.stream_ns()) for w in windows]
 
 
+def _kept() -> list[tuple[object, str, str]]:
+    """What a window reads time through and checks itself with, for the guard's snapshot: the
+    clock functions, this module's, the guard's own, threads, and the secret draws and the norm
+    every comparison ends in (replaced, they let a wrong output through). Named here, where they
+    are called, so that the guard imports none of the modules it guards; the judges join them
+    later (sitegen.rerun.checks.judges)."""
+    import os
+    import random
+    import secrets
+    import sys
+    import threading
+
+    clock = sys.modules[__name__]
+    out = [(time, name, f"time.{name}") for name in ("perf_counter_ns", "perf_counter", "monotonic")]
+    out += [(torch.cuda, name, f"torch.cuda.{name}") for name in ("synchronize", "_sleep")]
+    out += [(torch.cuda.Event, name, f"torch.cuda.Event.{name}") for name in ("record", "query", "synchronize", "elapsed_time")]
+    out += [(Clock, name, f"Clock.{name}") for name in ("window", "_mark", "sync", "empty", "base_ns", "hidden_ns",
+                                                        "timed", "_events")]
+    out += [(Window, "stream_ns", "Window.stream_ns")]
+    out += [(clock, name, f"sitegen.rerun.measure.clock.{name}") for name in ("time", "torch", "guards", "Window", "_AFTER_CALL", "_OS_THREADS")]
+    out += guards.own()
+    out += [(threading.Thread, "start", "threading.Thread.start"), (threading, "enumerate", "threading.enumerate")]
+    out += [(secrets, "randbits", "secrets.randbits"), (os, "urandom", "os.urandom"), (random, "_urandom", "random._urandom")]
+    out += [(random.SystemRandom, name, f"random.SystemRandom.{name}") for name in ("random", "getrandbits")]
+    out += [(torch.linalg, "vector_norm", "torch.linalg.vector_norm"), (torch, "Generator", "torch.Generator")]
+    return out
+
+
 # Before any implementation is imported (workers import this module first): what the clock is.
 # The guard's functions as they are before any implementation is imported: the window calls
 # these, not whatever the names hold later.
 _AFTER_CALL, _OS_THREADS = guards.Watch.after_call, guards.os_threads
-guards.snapshot()
+guards.snapshot(_kept())

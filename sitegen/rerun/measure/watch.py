@@ -17,9 +17,9 @@ from sitegen.core.progress import Progress
 PREFIX = "@sitegen-progress "
 
 
-def emit(plan: dict[str, Any], **event: Any) -> None:
-    """Worker side: report ``event`` (stage, done, total) to the parent."""
-    if plan.get("progressEvents"):
+def emit(enabled: bool, **event: Any) -> None:
+    """Worker side: report ``event`` (stage, done, total) to the parent, where its plan asks for it (``enabled``)."""
+    if enabled:
         print(PREFIX + json.dumps(event), file=sys.stderr, flush=True)
 
 

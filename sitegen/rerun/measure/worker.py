@@ -1,7 +1,9 @@
 """One measuring process: ``python -m sitegen.rerun.measure.worker PLAN.json RESULT.json``.
 
 The parent never touches the GPU (so it can check that no other process does); each worker
-gates (the first one only), times every case of the plan, and writes one JSON result.
+gates (the first one only), times every case of the plan, and writes one JSON result. The plan
+and the result are sitegen.rerun.measure.exchange's WorkerPlan and WorkerResult: a plan of
+another format is refused in one line on stderr (exit code 2) before anything is imported.
 Progress goes to stderr. The parent gives each worker one implementation (sitegen.rerun.sweep):
 the other implementations a plan could name would share this process with it.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from sitegen.core.atomicwrite import write_atomic
 from sitegen.rerun.checks import guards as _guards
+from sitegen.rerun.measure.exchange import Unreadable, WorkerPlan, WorkerResult
 from sitegen.rerun.measure.watch import emit
 
 # Bound when the process starts, before any implementation is imported: the build check is
@@ -23,9 +26,9 @@ from sitegen.rerun.measure.watch import emit
 _CHECK_BUILD, _THREAD_IDS = _guards.check_build, _guards.thread_ids
 
 
-def _log(plan: dict, message: str, t0: float) -> None:
-    who = ",".join(ref["name"] for ref in plan["impls"])
-    print(f"[process {plan['process'] + 1}/{plan['processes']} {who} {time.monotonic() - t0:7.1f}s] {message}",
+def _log(plan: WorkerPlan, message: str, t0: float) -> None:
+    who = ",".join(ref.name for ref in plan.impls)
+    print(f"[process {plan.process + 1}/{plan.processes} {who} {time.monotonic() - t0:7.1f}s] {message}",
           file=sys.stderr, flush=True)
 
 
@@ -55,7 +58,7 @@ def copy_bandwidth(device: str) -> float:
     return 2 * n * src.element_size() / (median_ns * 1e-9)
 
 
-def run(plan: dict) -> dict:
+def run(plan: WorkerPlan) -> WorkerResult:
     import torch
 
     from sitegen import operations
@@ -67,8 +70,9 @@ def run(plan: dict) -> dict:
     from sitegen.rerun.measure.passes import PassRunner
     from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
+    _keep_judges()  # with the clock's snapshot (taken by the imports above), before the operation is loaded
     t0 = time.monotonic()
-    device = plan["device"]
+    device = plan.device
     if device.startswith("cuda"):
         torch.cuda.init()
         torch.empty(1, device=device)  # create the context before counting processes
@@ -98,36 +102,36 @@ def run(plan: dict) -> dict:
     }
     if result["processCount"] is not None and result["processCount"] > 1:
         raise SystemExit(f"refusing to time: {result['processCount']} compute processes on the GPU, only this one expected")
-    op = operations.load(plan["operation"])
+    op = operations.load(plan.operation)
     from sitegen.rerun.checks import guards
 
     guards.protect(op)  # before any implementation is imported: its reference is a judge too
     guards.close()  # nothing that runs from here on can reseal what the guard compares against
     modules = {}
-    for ref in plan["impls"]:
-        result["availability"][ref["name"]] = avail = implementation(ref["target"], op.name)
+    for ref in plan.impls:
+        result["availability"][ref.name] = avail = implementation(ref.target, op.name)
         if avail["ok"]:
-            modules[ref["name"]] = avail.pop("module")
-    names = [ref["name"] for ref in plan["impls"]]
+            modules[ref.name] = avail.pop("module")
+    names = [ref.name for ref in plan.impls]
     result["copyBytesPerS"] = copy_bandwidth(device)
     _log(plan, f"copy bandwidth {result['copyBytesPerS'] / 1e9:.1f} GB/s", t0)
-    loads = [Workload.from_json(w) for w in plan["workloads"]]
-    skip = set(plan.get("skip", []))
+    loads = [Workload.from_json(w) for w in plan.workloads]
+    skip = set(plan.skip)
     clock = Clock(device)
-    if plan["gate"]:
+    if plan.gate:
         # The modules that will be timed are the ones gated (torch.compile too, dynamic=False).
         for g, w in enumerate(loads):
-            emit(plan, stage="gate", done=g, total=len(loads))
-            gated = gate_workload(modules, op, w, plan["rtol"][w.dtype], device, clock)
+            emit(plan.progress_events, stage="gate", done=g, total=len(loads))
+            gated = gate_workload(modules, op, w, plan.rtol[w.dtype], device, clock)
             for impl, outcome in gated.items():
                 result["gate"].setdefault(impl, {})[w.key] = outcome
                 if outcome["status"] != "passed":
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
-    guard = ThrottleGuard(plan.get("maxSmMHz"))
-    todo = [(w, p, i) for w in loads for p in plan["passes"] for i in names
+    guard = ThrottleGuard(plan.max_sm_mhz)
+    todo = [(w, p, i) for w in loads for p in plan.passes for i in names
             if i in modules and f"{i}|{w.key}" not in skip]
-    emit(plan, stage="cases", done=0, total=len(todo))
+    emit(plan.progress_events, stage="cases", done=0, total=len(todo))
     for n, (w, p, impl) in enumerate(todo, 1):
         key = f"{w.key}/{p}/{impl}"
         guard.start_case()
@@ -136,14 +140,14 @@ def run(plan: dict) -> dict:
         clock.watch.subject = impl
         try:
             runner = PassRunner(modules[impl], op, w, device, p,
-                                seed=plan["seed"] + 7919 * n, pool=plan.get("pool"),
-                                liger_script=plan["mode"] == "do_bench", rtol=plan["rtol"][w.dtype], clock=clock)
-            if plan["mode"] == "do_bench":
+                                seed=plan.seed + 7919 * n, pool=plan.pool,
+                                liger_script=plan.mode == "do_bench", rtol=plan.rtol[w.dtype], clock=clock)
+            if plan.mode == "do_bench":
                 out = timing.do_bench_samples(clock, runner)
             else:
-                out = timing.collect(clock, runner, min_samples=plan["minSamples"], min_ms=plan["minTimeMs"],
-                                     repeated_probe=plan["repeatedProbe"], warmup=tuple(plan["warmup"]),
-                                     guard=guard, max_ms=plan.get("maxTimeMs"))
+                out = timing.collect(clock, runner, min_samples=plan.min_samples, min_ms=plan.min_time_ms,
+                                     repeated_probe=plan.repeated_probe, warmup=tuple(plan.warmup),
+                                     guard=guard, max_ms=plan.max_time_ms)
             runner.release()
         except Exception as exc:  # one case failing (out of memory, a peer's bug) ends only that case
             out = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -167,11 +171,21 @@ def run(plan: dict) -> dict:
                        f"(stopped by {stop}){retaken}; {wrong} wrong of {checked.get('calls', 0)} timed outputs", t0)
         else:
             _log(plan, f"case {n}/{len(todo)} {key}: {out['error']}", t0)
-        emit(plan, stage="cases", done=n, total=len(todo))
+        emit(plan.progress_events, stage="cases", done=n, total=len(todo))
     if device.startswith("cuda"):
         _log(plan, f"waited {guard.budget_s - guard.left_s:.1f} s of {guard.budget_s:g} s for an unthrottled GPU", t0)
     result["processCountAfter"] = gpustate.compute_processes()
-    return result
+    return WorkerResult(software=result["software"], device=result["device"], process_count=result["processCount"],
+                        process_count_after=result["processCountAfter"], copy_bytes_per_s=result["copyBytesPerS"],
+                        availability=result["availability"], gate=result["gate"], timings=result["timings"])
+
+
+def _keep_judges() -> None:
+    """The guard keeps the judges (sitegen.rerun.checks.judges), this module's own among them: the
+    one that runs (``python -m`` runs it as __main__)."""
+    from sitegen.rerun.checks import judges
+
+    judges.keep(sys.modules[__name__])
 
 
 def implementation(target: str, operation: str) -> dict:
@@ -180,6 +194,7 @@ def implementation(target: str, operation: str) -> dict:
     from sitegen.operations import Implementation, import_target
     from sitegen.core.problems import InputError
 
+    _keep_judges()  # before its code runs (run() kept them already; kept once, this adds nothing then)
     threads = _THREAD_IDS()
     try:
         cls = import_target(target, target)
@@ -205,11 +220,15 @@ def implementation(target: str, operation: str) -> dict:
 
 def main(argv: list[str]) -> int:
     plan_path, result_path = Path(argv[0]), Path(argv[1])
-    plan = json.loads(plan_path.read_text())
-    if plan.get("interpret"):
+    try:
+        plan = WorkerPlan.from_json(json.loads(plan_path.read_text()))
+    except (Unreadable, ValueError) as exc:  # ValueError: not JSON at all
+        print(f"refusing {plan_path}: {exc}", file=sys.stderr, flush=True)
+        return 2
+    if plan.interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
     result = run(plan)
-    write_atomic(result_path, json.dumps(result).encode())
+    write_atomic(result_path, json.dumps(result.to_json()).encode())
     return 0
 
 

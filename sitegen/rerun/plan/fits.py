@@ -16,6 +16,7 @@ from __future__ import annotations
 from sitegen.core.problems import Problem
 from sitegen.rerun.measure.memory import MIN_SETS
 from sitegen.core.workload import Workload
+from sitegen.rerun.plan.inputsizes import fake_sizes
 
 
 def sizes(op, w: Workload) -> tuple[int, int] | None:
@@ -24,15 +25,7 @@ def sizes(op, w: Workload) -> tuple[int, int] | None:
 
     if isinstance(op, Described):
         return op.sizes(w)  # a plugin's: computed in its own process (opfacts), never here
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    def nbytes(tensors) -> int:
-        return sum(t.numel() * t.element_size() for t in tensors if t is not None)
-
-    with FakeTensorMode():
-        inputs = op.make_inputs(w, 0, "cpu")
-        grads = nbytes(inputs[j] for j in op.differentiable) + nbytes([op.make_grad_output(w, 0, "cpu")])
-        return nbytes(inputs), grads
+    return fake_sizes(op, w)
 
 
 def least_bytes(op, w: Workload) -> tuple[int, int, int] | None:

@@ -26,9 +26,7 @@ from pathlib import Path
 
 from sitegen.core import gitread
 from sitegen.core.problems import InputError, Problem
-
-# What Python imports from a package folder (bytecode caches aside: workers never read them).
-IMPORTABLE = ("*.py", "*.pyc", "*.so", "*.pyd")
+from sitegen.rerun.plan.sourcefiles import importable_files, module_file
 
 
 def _record_hash(path: Path) -> str:
@@ -36,11 +34,6 @@ def _record_hash(path: Path) -> str:
     with path.open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").digest()
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
-def importable_files(folder: Path) -> list[Path]:
-    """Every file Python could import from ``folder``, outside bytecode caches."""
-    return sorted(p for pattern in IMPORTABLE for p in folder.rglob(pattern) if "__pycache__" not in p.parts)
 
 
 @cache
@@ -122,8 +115,6 @@ def sitegen_mismatch() -> str | None:
 def trust_problems(refs, *, interpret: bool) -> list[Problem]:
     """One problem per implementation the rerun would trust (sitegen's, a shipped peer) whose
     files are not the shipped ones; none under --interpret (a rehearsal is never Verified)."""
-    from sitegen.rerun.plan.plugins import module_file
-
     if interpret:
         return []
     problems = []

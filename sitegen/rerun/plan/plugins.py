@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.machinery
 import importlib.metadata
-import importlib.util
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +20,7 @@ from pathlib import Path
 from sitegen.core.gitread import clean_commit
 from sitegen.operations import IMPLEMENTATIONS_GROUP, Operation, entry_points
 from sitegen.core.problems import InputError, Problem
+from sitegen.rerun.plan.sourcefiles import importable_files, module_file
 
 
 @dataclass(frozen=True)
@@ -54,29 +53,11 @@ class ImplRef:
         return {"name": self.name, "target": self.target}
 
 
-def module_file(module: str) -> Path | None:
-    """The source file of ``module``, found without executing it or its parent packages."""
-    parts = module.split(".")
-    try:
-        spec = importlib.util.find_spec(parts[0])  # a top-level lookup imports nothing
-    except (ImportError, ValueError):
-        return None
-    for k in range(1, len(parts)):
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:k + 1]), list(spec.submodule_search_locations))
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
-
-
 def source_files(module: str) -> tuple[Path, ...]:
     """Every .py file of the top-level package ``module`` lives in (the module alone if it is
     not in a package): what the implementation can import of its own. An extension module or a
     .pyc with no source beside it is imported too, so it is digested too; bytecode caches are
     not (measuring processes never read them: sitegen.rerun.sweep)."""
-    from sitegen.rerun.plan.owncode import importable_files
-
     top = module_file(module.split(".")[0])
     if top is None:
         return ()

@@ -126,6 +126,8 @@ def uniqueness(verdicts: dict[str, dict]) -> dict[str, list[str]]:
 def run_selftest(*, interpret: bool) -> dict:
     """Judge every candidate; ok when the honest kernel is accepted and every cheat rejected by
     a check (a cheat that raised was rejected by nothing)."""
+    from sitegen.rerun.checks import judges
+    from sitegen.rerun.measure import worker
     from sitegen.rerun.measure.worker import copy_bandwidth
 
     cuda = torch.cuda.is_available() and not interpret
@@ -133,8 +135,9 @@ def run_selftest(*, interpret: bool) -> dict:
     fp32 = JSD().workload("fp32", tokens=1024, vocab=128256) if cuda else JSD().workload("fp32", tokens=8, vocab=64)
     bf16 = Workload(fp32.axes, "bf16")
     clock = Clock(device)
-    # As in a measuring process: the operation's judges kept, and the guard closed to resealing,
-    # before any candidate runs (this process is the self-test's own: run_apart).
+    # As in a measuring process: the judges and the operation's kept, and the guard closed to
+    # resealing, before any candidate runs (this process is the self-test's own: run_apart).
+    judges.keep(worker)
     guards.protect(JSD())
     guards.close()
     copy_bw = copy_bandwidth(device)
