@@ -13,7 +13,7 @@ from sitegen.rerun.outcome.assemble import outcome
 from sitegen.core.workload import Case, Workload
 from sitegen.rerun.outcome.records import run_doc
 from sitegen.rules.stats import ci_half_width_rel, median_ci
-from sitegen.operations.jsd import JSD as JSDOperation
+from sitegen.operations.jsd import BETA, JSD as JSDOperation
 
 JSD_OP = JSDOperation()
 TOLERANCES = JSD_OP.tolerances
@@ -177,7 +177,7 @@ def test_a_loss_is_read_as_the_call_returned_it_before_any_backward_runs():
 def test_a_random_quarter_of_the_calls_is_checked():
     from sitegen.operations.jsd_torch import TorchReference
 
-    runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=2, vocab=8), DEVICE, "full", seed=3, pool=1, rtol=TOLERANCES["fp32"])
+    runner = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=2, vocab=8), DEVICE, "full", seed=3, pool=1, rtol=TOLERANCES["fp32"])
     for i in range(400):
         runner.draw(i)
         runner.reset(i)
@@ -206,7 +206,7 @@ def test_work_done_for_a_set_before_its_draw_answers_wrong():
 def test_every_timed_call_sees_rows_no_earlier_call_saw_and_is_checked_against_its_own_inputs():
     from sitegen.operations.jsd_torch import TorchReference
 
-    runner = PassRunner(TorchReference(), JSD_OP, JSD_OP.workload("fp32", tokens=6, vocab=16), DEVICE, "full", seed=4, pool=1, rtol=TOLERANCES["fp32"])
+    runner = PassRunner(TorchReference(BETA), JSD_OP, JSD_OP.workload("fp32", tokens=6, vocab=16), DEVICE, "full", seed=4, pool=1, rtol=TOLERANCES["fp32"])
     seen = {tuple(r) for r in runner.sets[0][0].detach().cpu().tolist()}
     for i in range(15):
         runner.draw(i)
