@@ -22,6 +22,7 @@ from typing import Callable
 from click.testing import CliRunner
 
 from besides import beside
+from helpers import invoke
 
 from sitegen.cli.main import main
 
@@ -114,7 +115,7 @@ def _invoke(args: list[str]):
     if args[0] == "--rerun-write":
         proc = subprocess.run([sys.executable, str(RERUN_WRITE), args[1]], capture_output=True, text=True, timeout=120)
         return proc.returncode, proc.stderr
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     return result.exit_code, result.output
 
 
