@@ -16,13 +16,14 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
 from click.testing import CliRunner
 
 from besides import beside
-from helpers import invoke
+from helpers import copy_registry, invoke
 
 from sitegen.cli.main import main
 
@@ -76,10 +77,7 @@ class Scenario:
     """False where the starting registry fails verify on purpose (lock is run to fix it)."""
 
 
-def _registry(tmp: Path) -> Path:
-    root = tmp / "records"
-    shutil.copytree(FIXTURE, root)
-    return root
+_registry = partial(copy_registry, fixture=FIXTURE)  # at tmp/records
 
 
 def _import_base(tmp: Path) -> Path:

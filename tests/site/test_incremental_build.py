@@ -12,7 +12,7 @@ import pytest
 
 from besides import beside
 from conftest import FIXTURE, TORCH_RUN, edit_run
-from helpers import build as _build, invoke, lock as _lock
+from helpers import build as _build, copy_registry, invoke, lock as _lock
 from sitegen.site.engine.marker import MARKER
 from sitegen.registry.transaction import COMMITTED, JOURNAL, STAGED
 
@@ -149,8 +149,8 @@ def test_one_edited_run_rewrites_only_the_files_that_change(registry_copy, tmp_p
 
 def test_a_registry_copied_elsewhere_builds_the_same_site(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    shutil.copytree(FIXTURE, a / "records")
-    shutil.copytree(FIXTURE, b / "records")
+    copy_registry(a, FIXTURE)
+    copy_registry(b, FIXTURE)
     _build(a / "records", a / "site")
     _build(b / "records", b / "site")
     assert _files(a / "site") == _files(b / "site")
