@@ -16,12 +16,14 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
 from click.testing import CliRunner
 
 from besides import beside
+from helpers import copy_registry, invoke
 
 from sitegen.cli.main import main
 
@@ -75,10 +77,7 @@ class Scenario:
     """False where the starting registry fails verify on purpose (lock is run to fix it)."""
 
 
-def _registry(tmp: Path) -> Path:
-    root = tmp / "records"
-    shutil.copytree(FIXTURE, root)
-    return root
+_registry = partial(copy_registry, fixture=FIXTURE)  # at tmp/records
 
 
 def _import_base(tmp: Path) -> Path:
@@ -114,7 +113,7 @@ def _invoke(args: list[str]):
     if args[0] == "--rerun-write":
         proc = subprocess.run([sys.executable, str(RERUN_WRITE), args[1]], capture_output=True, text=True, timeout=120)
         return proc.returncode, proc.stderr
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     return result.exit_code, result.output
 
 

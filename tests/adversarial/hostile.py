@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from helpers import copy_registry
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "fixtures" / "registry-small"
@@ -33,10 +34,9 @@ class Case:
 
 
 def registry(tmp: Path) -> Path:
+    """The small registry at tmp/records, copied there by the first call (a case's steps call it again)."""
     root = tmp / "records"
-    if not root.exists():
-        shutil.copytree(FIXTURE, root)
-    return root
+    return root if root.exists() else copy_registry(tmp, FIXTURE)
 
 
 def fifo(path: Path) -> Path:

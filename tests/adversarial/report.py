@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/headless.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: headless.py, helpers
 
 import concurrency  # noqa: E402
 import faults  # noqa: E402

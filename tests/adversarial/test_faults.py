@@ -78,6 +78,7 @@ def test_the_import_trials_need_the_csv_in_tests_data_and_fail_without_it_under_
     shutil.copytree(tests / "fixtures" / "registry-small", checkout / "tests" / "fixtures" / "registry-small")
     for name in ("conftest.py", "headless.py", "besides.py"):
         shutil.copy(tests / name, checkout / "tests" / name)
+    shutil.copytree(tests / "helpers", checkout / "tests" / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
     command = [sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", "tests/adversarial/test_faults.py::test_registry_survives_a_kill_at_any_write_point[import]"]
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     skipped = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)

@@ -11,22 +11,16 @@ from pathlib import Path
 
 import bibtexparser
 import yaml
-from click.testing import CliRunner
 
+from helpers import build, lock as _relock
 from hostile import RUN, registry
-from sitegen.cli.main import main
 
 INJECTED_URL = "https://example.org/}},note={INJECTED"
 
 
 def _build(root: Path, out: Path, *extra: str) -> Path:
-    result = CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(out), *extra])
-    assert result.exit_code == 0, result.output
+    build(root, out, *extra)  # must exit 0
     return out
-
-
-def _relock(root: Path) -> None:
-    assert CliRunner().invoke(main, ["lock", str(root)]).exit_code == 0
 
 
 def test_bibtex_entries_keep_their_fields_whatever_the_base_url_and_title(tmp_path):

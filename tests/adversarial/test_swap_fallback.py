@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import os
 
-from click.testing import CliRunner
-
 import sitegen.site.engine.swap as swap
 import sitegen.site.engine.write as write
 from besides import beside
 from faults import FIXTURE, snapshot
-from sitegen.cli.main import main
+from helpers import build
 
 
 def _build(out):
-    result = CliRunner().invoke(main, ["build", "--records", str(FIXTURE), "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    build(FIXTURE, out)  # must exit 0
 
 
 def test_two_renames_replace_the_site(tmp_path, monkeypatch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import math
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from helpers import copy_registry
 from sitegen.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,9 +34,7 @@ def cli(*args: str | Path) -> Result:
 def registry(tmp_path, monkeypatch) -> Path:
     """A copy of the small registry, with a build-state cache folder of its own; import it to use it."""
     monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "registry"
-    shutil.copytree(SMALL, root)
-    return root
+    return copy_registry(tmp_path, SMALL, name="registry")
 
 
 @pytest.fixture

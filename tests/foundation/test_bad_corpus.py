@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import copy_registry
 from manifest_edits import BAD, REGISTRY, REPO, assert_clean_failure, cli, problem_lines
 
 EXPECTED = json.loads((BAD / "EXPECTED.json").read_text(encoding="utf-8"))
@@ -46,9 +47,7 @@ def test_corpus_is_complete_and_up_to_date():
 
 
 def _registry_with(tmp_path: Path, extra: Path) -> Path:
-    root = tmp_path / "registry"
-    shutil.copytree(REGISTRY, root)
-    (root / "digests.lock").unlink()  # the new document is unlocked on purpose
+    root = copy_registry(tmp_path, REGISTRY, name="registry", locked=False)  # the new document is unlocked on purpose
     shutil.copy(extra, root / extra.name)
     return root / extra.name
 

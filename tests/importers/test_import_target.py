@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitegen.cli.main import main
 from sitegen.registry.lockfile import LOCK_NAME
 from sitegen.registry.folder import lock_contents, open_registry
+from helpers import invoke as _invoke
 from sharedinputs import CSV, require_csv
 
 SEED_RUN = "runs/jsd/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-fp32-2026-05-27-17-14-29.json"
@@ -20,10 +19,6 @@ SEED_RUN = "runs/jsd/liger-jsd-forward-liger-nvidia-b200-tokens2048-vocab128256-
 @pytest.fixture(autouse=True)
 def _needs_csv():
     require_csv()
-
-
-def _invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
 
 
 def _small_csv(tmp_path: Path) -> Path:

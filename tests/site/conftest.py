@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import copy_registry
 from sitegen.site.build import build_site
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "registry-small"
@@ -27,10 +28,8 @@ def site(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def registry_copy(tmp_path) -> Path:
-    """A writable copy of the fixture registry."""
-    root = tmp_path / "records"
-    shutil.copytree(FIXTURE, root)
-    return root
+    """A writable copy of the fixture registry, at tmp_path/records."""
+    return copy_registry(tmp_path, FIXTURE)
 
 
 def relock(root: Path) -> None:

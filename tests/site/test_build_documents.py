@@ -8,13 +8,13 @@ import os
 import pickle
 import sqlite3
 import zlib
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import TORCH_RUN, relock
-from sitegen.cli.main import main
+from helpers import build
 from sitegen.state import cachedload as buildload
 from sitegen.state.store import open_state, state_path, unpickle_models
 
@@ -27,8 +27,8 @@ def cache(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache"
 
 
-def _build(records: Path, out: Path, *extra: str):
-    return CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--quiet", *extra])
+# Without the search index or the progress display; each test reads the exit code itself.
+_build = partial(build, flags=("--no-search", "--quiet"), check=False)
 
 
 def _run_file(root: Path) -> Path:

@@ -7,18 +7,15 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from conftest import FIXTURE, TORCH_RUN, edit_run
-from sitegen.cli.main import main
+from helpers import build, lock
 
 
 def _build(records: Path, out: Path, *explain: str) -> list[str]:
-    args = ["build", "--records", str(records), "--out", str(out), "--no-search", "--quiet"]
+    args: list[str] = []
     for page in explain:
         args += ["--explain", page]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, (result.output, repr(result.exception))
+    result = build(records, out, "--no-search", "--quiet", *args)  # must exit 0
     # One stdout line per page asked about, in the order asked; the build's own line is on stderr.
     lines = [line for line in result.stdout.splitlines() if line]
     assert len(lines) == len(explain), result.stdout
@@ -91,7 +88,7 @@ def test_pages_of_an_operation_whose_runs_did_not_change_are_taken_without_being
     doc = json.loads(path.read_text())
     double(doc["spec"])
     path.write_text(json.dumps(doc, indent=2))
-    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+    lock(records)  # must exit 0
     edited_line, other_line, operation_line = _build(records, out, f"runs/{edited}/", f"runs/{other}/", "operations/geglu/")
     assert edited_line.startswith(f"runs/{edited}/index.html: made again: the runs or notes of operation rms-norm's group changed: "
                                   f"runs/rms-norm/{edited}.json")
@@ -111,7 +108,7 @@ def test_files_are_named_only_against_the_site_that_is_there(tmp_path):
         return edit
 
     edit_run(records, TORCH_RUN, scale(2))
-    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--quiet", "--full"])
+    result = build(records, out, "--no-search", "--quiet", "--full", check=False)
     assert result.exit_code == 0, result.output
     edit_run(records, TORCH_RUN, scale(3))
     [line] = _build(records, out, f"runs/{TORCH_RUN}/")

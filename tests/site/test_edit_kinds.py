@@ -16,14 +16,14 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from besides import beside
 from conftest import TORCH_RUN
-from sitegen.cli.main import main
+from helpers import build, invoke, lock as _lock
 
 TORCH_RUN_4096 = "liger-jsd-forward-torch-nvidia-b200-tokens4096-vocab128256-fp32-2026-05-27-17-14-35"
 
@@ -62,19 +62,8 @@ def _assert_same_site(incremental: Path, full: Path) -> None:
         pytest.fail("\n".join(lines))
 
 
-def _invoke(*args: str):
-    result = CliRunner().invoke(main, list(args))
-    # The exception too: a worker that died leaves no output to read.
-    assert result.exit_code == 0, (args, result.output, repr(result.exception))
-    return result
-
-
-def _build(records: Path, out: Path, *extra: str):
-    return _invoke("build", "--records", str(records), "--out", str(out), "--no-search", *extra)
-
-
-def _lock(records: Path) -> None:
-    _invoke("lock", str(records))
+# Every build here must exit 0 (helpers.build's check); the search index is left out.
+_build = partial(build, flags=("--no-search",))
 
 
 def _leftovers(out: Path) -> list[str]:
@@ -106,8 +95,8 @@ def _edit_run_value(records: Path, before: dict[str, bytes]) -> dict:
 def _edit_note(records: Path, before: dict[str, bytes]) -> dict:
     """`sitegen attest`, the way users add a note to a run (newer than every record, so the site's date moves too)."""
     text = "Reproduced on our own B200, within a percent of the published median."
-    _invoke("attest", TORCH_RUN, "--kind", "reproduced", "--value", "5.01 ms", "--note", text,
-            "--author", "E. Dits", "--date", "2026-09-01", "--records", str(records))
+    invoke("attest", TORCH_RUN, "--kind", "reproduced", "--value", "5.01 ms", "--note", text,
+           "--author", "E. Dits", "--date", "2026-09-01", "--records", str(records), check=True)
     return {"page": f"runs/{TORCH_RUN}/index.html", "shows": [text, "E. Dits"], "gone": []}
 
 

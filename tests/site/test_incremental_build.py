@@ -9,11 +9,10 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from besides import beside
 from conftest import FIXTURE, TORCH_RUN, edit_run
-from sitegen.cli.main import main
+from helpers import build as _build, copy_registry, invoke, lock as _lock
 from sitegen.site.engine.marker import MARKER
 from sitegen.registry.transaction import COMMITTED, JOURNAL, STAGED
 
@@ -25,13 +24,6 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def _inodes(root: Path) -> dict[str, int]:
     return {p.relative_to(root).as_posix(): p.stat().st_ino for p in root.rglob("*") if p.is_file()}
-
-
-def _build(records: Path, out: Path, *extra: str):
-    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), *extra])
-    # The exception too: a worker that died leaves no output to read.
-    assert result.exit_code == 0, (result.output, repr(result.exception))
-    return result
 
 
 def _spy_renders(monkeypatch) -> tuple[list[str], list[str]]:
@@ -53,7 +45,7 @@ def _double_first_run(records: Path) -> tuple[Path, dict]:
     latency = document["spec"]["timing"]["latencyNs"]
     latency.update({k: v * 2 for k, v in latency.items()})
     run.write_text(json.dumps(document, indent=2))
-    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+    _lock(records)
     return run, document
 
 
@@ -157,8 +149,8 @@ def test_one_edited_run_rewrites_only_the_files_that_change(registry_copy, tmp_p
 
 def test_a_registry_copied_elsewhere_builds_the_same_site(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    shutil.copytree(FIXTURE, a / "records")
-    shutil.copytree(FIXTURE, b / "records")
+    copy_registry(a, FIXTURE)
+    copy_registry(b, FIXTURE)
     _build(a / "records", a / "site")
     _build(b / "records", b / "site")
     assert _files(a / "site") == _files(b / "site")
@@ -184,7 +176,7 @@ def test_a_worker_killed_fails_the_build_and_keeps_the_site(registry_copy, tmp_p
 
     monkeypatch.setattr(build, "write_run_pages", dies_in_a_worker)
     edit_run(registry_copy, TORCH_RUN, lambda spec: spec["timing"]["latencyNs"].update(median=spec["timing"]["latencyNs"]["median"] + 1))
-    result = CliRunner().invoke(main, ["build", "--records", str(registry_copy), "--out", str(out), "--no-search", "--jobs", "2"])
+    result = _build(registry_copy, out, "--no-search", "--jobs", "2", check=False)
     assert result.exit_code != 0
     assert "a process rendering record pages died" in result.output and "Traceback" not in result.output
     assert _files(out) == before
@@ -242,8 +234,8 @@ def test_an_attestation_renders_only_its_runs_operation_and_equals_a_cold_build(
     name = json.loads(run.read_text())["metadata"]["name"]
     newest = max(json.loads(p.read_text())["spec"]["observedAt"][:10] for p in (records / "runs").rglob("*.json"))
     day = "2024-01-02" if when.startswith("before") else (date.fromisoformat(newest) + timedelta(days=1)).isoformat()
-    result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median on our A100.",
-                                       "--date", day, "--records", str(records)])
+    result = invoke("attest", name, "--kind", "reproduced", "--note", "Same median on our A100.",
+                    "--date", day, "--records", str(records))
     assert result.exit_code == 0, result.output
     rendered, operations = _spy_renders(monkeypatch)
     _build(records, out, "--no-search", "--jobs", "1")
@@ -290,8 +282,8 @@ def test_a_note_reindexes_its_operations_shard_and_the_summary_pages_only(tmp_pa
     _build(records, out)
     run = sorted((records / "runs").rglob("*.json"))[0]
     name = json.loads(run.read_text())["metadata"]["name"]
-    result = CliRunner().invoke(main, ["attest", name, "--kind", "reproduced", "--note", "Same median here.",
-                                       "--date", "2024-01-02", "--records", str(records)])
+    result = invoke("attest", name, "--kind", "reproduced", "--note", "Same median here.",
+                    "--date", "2024-01-02", "--records", str(records))
     assert result.exit_code == 0, result.output
     indexed, shards = [], []
     real = search._run_pagefind

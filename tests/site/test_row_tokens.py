@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitegen.cli.main import main
+from helpers import build, lock as _lock
 from sitegen.state.store import open_state, state_path
 from sitegen.site.engine import rowtokens
 
@@ -28,13 +28,8 @@ def records(tmp_path, monkeypatch, bundled_without_kernelbench) -> Path:
     return root
 
 
-def _build(records: Path, out: Path, *extra: str) -> None:
-    result = CliRunner().invoke(main, ["build", "--records", str(records), "--out", str(out), "--no-search", "--jobs", "1", *extra])
-    assert result.exit_code == 0, (result.output, repr(result.exception))
-
-
-def _lock(records: Path) -> None:
-    assert CliRunner().invoke(main, ["lock", str(records)]).exit_code == 0
+# Every build here must exit 0 (helpers.build's check), in one process, without the search index.
+_build = partial(build, flags=("--no-search", "--jobs", "1"))
 
 
 def _runs(records: Path, operation: str) -> list[Path]:

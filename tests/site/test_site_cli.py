@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
 from conftest import FIXTURE, SEED_RUN
 from besides import beside
+from helpers import invoke as _invoke
 from sitecheck import catalog_runs
-from sitegen.cli.main import main
 from sitegen.site.engine.marker import MARKER
-
-
-def _invoke(*args):
-    return CliRunner().invoke(main, list(args))
 
 
 def test_help_texts():

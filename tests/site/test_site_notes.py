@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import SEED_RUN
-from sitegen.cli.main import main
+from helpers import invoke as _invoke
 from sitegen.registry.folder import open_registry
 from sitegen.site.build import build_site
 from sitegen.site.text.markdown import render_markdown
@@ -33,10 +32,6 @@ def test_javascript_links_and_scripts_are_stripped():
     # The Markdown link is left as plain text, never as a link.
     assert "<a" not in html.split("[x](javascript:alert(1))")[0]
     assert html.count("<a") == 0 and html.count("href=") == 0
-
-
-def _invoke(*args):
-    return CliRunner().invoke(main, list(args))
 
 
 def test_attest_writes_a_note_that_the_site_shows(registry_copy, tmp_path):

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
 from conftest import FIXTURE_KEY, OPERATION, relock
+from helpers import build, invoke
 from sitecheck import catalog_runs
-from sitegen.cli.main import main
 from sitegen.trust.registrysigning import sign_registry
 from sitegen.rules.stats import summary
 from sitegen.core.signing import keygen
@@ -58,8 +56,7 @@ def _outside_implementation(root) -> dict:
 
 def _build(root, tmp_path):
     out = tmp_path / "site"
-    result = CliRunner().invoke(main, ["build", "--records", str(root), "--out", str(out), "--no-search", "--quiet"])
-    assert result.exit_code == 0, result.output
+    build(root, out, "--no-search", "--quiet")  # must exit 0
     return out, {run["name"]: run for run in catalog_runs(out)}
 
 
@@ -85,13 +82,13 @@ def test_a_pull_requests_fabricated_outside_run_passes_verify_and_takes_no_place
     _plant(registry_copy, LIGER, FORGED, factor=0.25, implementation=_outside_implementation(registry_copy))
     relock(registry_copy)
     trust = registry_copy / "sitegen.toml"  # the base branch's list: the pull request adds no key
-    verified = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--trust", str(trust)])
+    verified = invoke("verify", registry_copy, "--full", "--trust", trust)
     assert verified.exit_code == 0, verified.output
     out, runs = _build(registry_copy, tmp_path)
     assert runs[FORGED]["rank"] is None
     assert _summary_leaders(out) == ["sitegen Triton JSD"]
     # CI's recipe runs verify --strict, which names the unsigned rerun.
-    strict = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--strict", "--trust", str(trust)])
+    strict = invoke("verify", registry_copy, "--full", "--strict", "--trust", trust)
     assert strict.exit_code == 1
     assert strict.stderr.splitlines()[0] == (
         f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: a controlled rerun without a "
@@ -144,7 +141,7 @@ def test_a_retired_keys_new_signature_is_refused(registry_copy, tmp_path):
     assert runs[FORGED]["rank"] is None
     assert "a retired key that vouches only for the runs its trust entry lists" in (out / "runs" / FORGED / "index.html").read_text()
     assert runs[LIGER]["evidenceLevel"] == "Verified"
-    verify = CliRunner().invoke(main, ["verify", str(registry_copy), "--full"])
+    verify = invoke("verify", registry_copy, "--full")
     assert verify.exit_code == 1
     assert verify.stderr.splitlines()[:2] == [
         f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: signed by sitegen test fixtures, a retired "
@@ -206,6 +203,6 @@ def test_verify_strict_names_an_unsigned_rerun_whose_command_was_removed(registr
     doc["spec"]["evidence"].pop("command", None)
     (registry_copy / "runs" / f"{FORGED}.json").write_text(json.dumps(doc, indent=2))
     relock(registry_copy)
-    strict = CliRunner().invoke(main, ["verify", str(registry_copy), "--full", "--strict"])
+    strict = invoke("verify", registry_copy, "--full", "--strict")
     assert strict.exit_code == 1
     assert strict.stderr.splitlines()[0].startswith(f"{registry_copy / 'runs' / (FORGED + '.json')}: $.metadata.signature: ")

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import json
 
-from trust_registry import OTHER_RUN, RUN, cli, edit_run, mini_registry
-
-
-def _lock(root, *options):
-    result = cli("lock", root, *options)
-    assert result.exit_code == 0, result.output
-    return result
+from helpers import lock as _lock
+from trust_registry import OTHER_RUN, RUN, edit_run, mini_registry
 
 
 def test_lock_lists_each_document_added_changed_and_removed(tmp_path):
