@@ -59,6 +59,10 @@ MODULES: dict[str, list[str]] = {
     # mutant (over half an hour for integrity.py); test_rerun_checks.py states the same rules on numbers.
     "sitegen/rules/integrity.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                    "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
+    # Which NVML reasons count as throttling, moved out of the NVML module so that integrity (a rule)
+    # reads no GPU code (issue 46): the same tests as integrity's.
+    "sitegen/rules/throttling.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
+                                    "tests/rerun/test_checks.py", "tests/rerun/test_throttleguard.py"],
     "sitegen/rerun/outcome/assemble.py": [RULES + "test_rerun_thresholds.py", RULES + "test_rerun_checks.py",
                                   "tests/rerun/test_checks.py"],
     "sitegen/rules/protocol.py": ["tests/rerun/test_protocol_settings.py", "tests/rerun/test_protocol_documents.py",

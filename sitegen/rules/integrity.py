@@ -180,6 +180,10 @@ def throttle(states: list[dict | None], max_sm_mhz: int | None = None) -> dict:
     capped reading at 99% of the clock beside an idle, uncapped low clock is fine)."""
     if not states or any(s is None for s in states):
         return {"name": "throttle", "passed": False, "detail": "not checked: NVML unavailable"}
+    # A reading whose reasons NVML could not give (sitegen.rerun.measure.gpustate leaves the key out)
+    # shows no throttling only because nothing was read: the check cannot pass on it.
+    if any("throttleReasons" not in s for s in states):
+        return {"name": "throttle", "passed": False, "detail": "not checked: NVML could not read the throttle reasons"}
     reasons = throttled(states)
     clocks = sorted({s.get("smClockMHz") for s in states if s.get("smClockMHz") is not None})
     passed = all(calm(s, max_sm_mhz) for s in states)

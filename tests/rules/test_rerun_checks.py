@@ -397,3 +397,14 @@ def test_processes_exactly_5_percent_apart_still_agree():
     per.append({**per[0]})
     details = _outcome(per, process_counts=[1, 1, 1], expected_counts=[1, 1, 1])["details"]
     assert spread_rel([1000, 1050, 1000]) == 0.05 and details["noisy"] is False
+
+
+def test_a_reading_without_throttle_reasons_is_not_checked_rather_than_calm():
+    """NVML that could not read the reasons leaves them out of the reading (gpustate.state): the check
+    says so and does not pass, while the reasons seen in the other readings are still the ones named."""
+    from sitegen.rules.throttling import throttled
+
+    unread = {"smClockMHz": 1980}
+    result = integrity.throttle([{"smClockMHz": 1980, "throttleReasons": []}, unread], 1980)
+    assert result == {"name": "throttle", "passed": False, "detail": "not checked: NVML could not read the throttle reasons"}
+    assert throttled([unread, {"smClockMHz": 1200, "throttleReasons": ["hw_slowdown", "sync_boost"]}]) == ["hw_slowdown"]
