@@ -71,7 +71,7 @@ if [[ ${SELFTEST:-1} == 1 ]]; then  # SELFTEST=0 leaves it to a call of its own 
 fi
 PYTHONPATH=/tmp/ab-after/site python3 - "$OUT" records <<'EOF' | tee "$OUT/ab.txt"
 import glob, json, os, statistics, sys
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 out, records = sys.argv[1], sys.argv[2]
 medians = {}  # (tag, impl) -> [median ns of each run]
 product = None
@@ -89,7 +89,7 @@ for path in sorted(glob.glob(os.path.join(out, "*-*.json"))):
             medians.setdefault((tag, row["impl"]), []).append(row["medianNs"])
 committed = {}
 if product:
-    slug = catalog.name_slug(product)
+    slug = identity.name_slug(product)
     for path in glob.glob(os.path.join(records, "runs", "jsd", "rerun-jsd-full-*.json")):
         name = os.path.basename(path)
         if f"-{slug}-tokens8192-vocab128256-fp32-" not in name:

@@ -27,7 +27,7 @@ from sitegen.core.digest import document_digest
 from sitegen.core.documents import document
 from sitegen.core.formatversion import API_VERSION
 from sitegen.importers import kbshapes
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.importers.core import Plan, RowError, accept, environment_document, gpu_slug
 from sitegen.core.inputfile import read_regular
 from sitegen.core.problems import InputError, Problem
@@ -176,7 +176,7 @@ class _Importer:
         if entry is not None:
             kinds = [[t.dtype, len(t.shape)] if isinstance(t, kbshapes.Tensor) else None for t in problem.inputs]
             if problem.forward == entry["forward"] and kinds == entry["inputs"]:
-                return catalog.operation_document(entry["operation"]), entry
+                return identity.operation_document(entry["operation"]), entry
             self.warn(f"table/{key}", f"{self.root / 'KernelBench' / key}: warning: no longer computes "
                       f"{entry['operation']} as kernelbench_operations.toml says; imported as its own operation")
         stem = file.removesuffix(".py")
@@ -191,7 +191,7 @@ class _Importer:
             },
         }
         metadata = {
-            "name": catalog.name_slug(f"kernelbench-{level}-{stem}") + "-" + problem.model_digest[:8],
+            "name": identity.name_slug(f"kernelbench-{level}-{stem}") + "-" + problem.model_digest[:8],
             "title": f"KernelBench {level.replace('level', 'L')} · {number} {words.replace('_', ' ').strip()}",
             "sourceRefs": [{"name": "KernelBench", "url": REPOSITORY, "path": path, "license": LICENSE}],
         }
@@ -204,7 +204,7 @@ class _Importer:
         if entry is not None:
             axes = {axis: problem.inputs[i].shape[d] for axis, (i, d) in entry["axes"].items()}
             kernel = entry["operation"]
-            return catalog.workload_document(kernel, axes, dtype=dtype, operation=operation)
+            return identity.workload_document(kernel, axes, dtype=dtype, operation=operation)
         names = [f"input{i}" for i in range(len(problem.inputs))]
         spec: dict[str, Any] = {"operationSpecDigest": document_digest(operation), "axes": {}}
         for name, value in problem.constants.items():
@@ -223,7 +223,7 @@ class _Importer:
             spec["config"] = {f"init{i}": _scalar(v) for i, v in enumerate(problem.init)}
         spec["correctness"] = {"comparator": "not_asserted"}
         digest = document_digest({"apiVersion": API_VERSION, "kind": "WorkloadCase", "spec": spec})
-        label = catalog.axes_label(spec["axes"], dtype) or "no constants"
+        label = identity.axes_label(spec["axes"], dtype) or "no constants"
         return document(
             "WorkloadCase",
             {"name": f"{operation['metadata']['name']}-{digest.removeprefix('sha256:')[:8]}",
@@ -237,7 +237,7 @@ class _Importer:
         op_name = operation["metadata"]["name"]
         return document(
             "ImplementationRevision",
-            {"name": catalog.name_slug(f"kernelbench-{config}-{version}-{op_name}"),
+            {"name": identity.name_slug(f"kernelbench-{config}-{version}-{op_name}"),
              "title": f"{shown} {version} · {operation['metadata'].get('title', op_name)}"},
             {
                 "name": shown,
@@ -276,7 +276,7 @@ class _Importer:
     def environment(self, hardware: str) -> tuple[dict[str, Any], bool]:
         version = self.software["framework"]["version"]
         short = re.sub(r"^NVIDIA\s+", "", hardware.strip())
-        return environment_document(catalog.name_slug(f"kernelbench-{gpu_slug(hardware)}-torch-{version}"),
+        return environment_document(identity.name_slug(f"kernelbench-{gpu_slug(hardware)}-torch-{version}"),
                                     f"KernelBench host · {short} · torch {version}", hardware, dict(self.software))
 
     def timing(self, folder: str, config: str, level: str, file: str, timing: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
@@ -309,7 +309,7 @@ class _Importer:
         timing_path = f"{TIMING_DIR}/{folder}/baseline_time_{config}.json"
         problem_path = f"KernelBench/{level}/{file}"
         external = f"{self.commit[:7]}/{folder}/{config}/{level}/{file.removesuffix('.py')}"
-        name = catalog.name_slug("kernelbench-" + external.replace("/", "-"))
+        name = identity.name_slug("kernelbench-" + external.replace("/", "-"))
         if len(name) > 200:
             name = name[:191].rstrip("-.") + "-" + hashlib.sha256(external.encode()).hexdigest()[:8]
         spec: dict[str, Any] = {

@@ -19,7 +19,7 @@ from typing import Any
 from sitegen.core.digest import document_digest
 from sitegen.core.documents import document
 from sitegen.importers import ligercases, ligersetup
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.importers.core import Plan, RowError, accept, gpu_slug
 from sitegen.core.ligertables import LIGER_REPOSITORY
 from sitegen.core.inputfile import read_regular
@@ -85,10 +85,10 @@ def observed_at(text: str) -> tuple[str, str]:
 
 
 def _workload(kernel: str, case: ligercases.Case, operation: dict[str, Any]) -> dict[str, Any]:
-    if kernel == "jsd" and not case.scalars and not case.config and case.dtype in catalog.JSD_DTYPES:
+    if kernel == "jsd" and not case.scalars and not case.config and case.dtype in identity.JSD_DTYPES:
         # The shared builder, so sitegen's own GPU reruns land in the same cohorts.
-        return catalog.jsd_workload_document(case.axes["tokens"], case.axes["vocab"], case.dtype)
-    return catalog.workload_document(
+        return identity.jsd_workload_document(case.axes["tokens"], case.axes["vocab"], case.dtype)
+    return identity.workload_document(
         kernel, case.axes, dtype=case.dtype, scalars=case.scalars, config=case.config, operation=operation,
     )
 
@@ -97,8 +97,8 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
     kernel, provider, mode, metric = (row[c] for c in ("kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name"))
     values = {q: _number(row, f"y_value_{q}") for q in ("50", "20", "80")}
     stamp, stamp_id = observed_at(row["timestamp"])
-    segments = [kernel, mode, provider, gpu_slug(row["gpu_name"]), catalog.case_slug(case.axes, case.dtype), stamp_id]
-    title = f"{catalog.kernel_title(kernel)} · {provider} · {mode}"
+    segments = [kernel, mode, provider, gpu_slug(row["gpu_name"]), identity.case_slug(case.axes, case.dtype), stamp_id]
+    title = f"{identity.kernel_title(kernel)} · {provider} · {mode}"
     if metric == "memory":
         # A memory row shares kernel, pass, provider, GPU and case with a speed row.
         segments.insert(2, "memory")
@@ -131,7 +131,7 @@ def _run(row: dict[str, str], docs: dict[str, dict[str, Any]], case: ligercases.
         "metrics": {f"{prefix}_{q}": values[q][0] for q in ("20", "50", "80")},
     }
     spec["observedAt"] = stamp
-    metadata: dict[str, Any] = {"name": catalog.name_slug("liger-" + external_id.replace("/", "-")), "title": title}
+    metadata: dict[str, Any] = {"name": identity.name_slug("liger-" + external_id.replace("/", "-")), "title": title}
     if row.get("liger_version"):
         metadata["labels"] = {"liger_version": row["liger_version"]}
     return document("BenchmarkRun", metadata, spec)
@@ -169,18 +169,18 @@ class _Importer:
         except ligercases.CaseError as exc:
             raise RowError(str(exc)) from None
         kernel = row["kernel_name"]
-        if kernel not in catalog.KERNELS:
+        if kernel not in identity.KERNELS:
             known = self.unknown_axes.setdefault(kernel, [])
             known.extend(a for a in case.axes if a not in known)
         return case
 
     def documents(self, line: int, row: dict[str, str], case: ligercases.Case) -> dict[str, dict[str, Any]]:
         kernel, provider = row["kernel_name"], row["kernel_provider"]
-        operation = catalog.operation_document_with_axes(kernel, self.unknown_axes.get(kernel, []))
-        if kernel not in catalog.KERNELS:
-            self.warn(line, "kernel", kernel, f"unknown kernel {kernel!r}: imported as {catalog.kernel_title(kernel)!r} with the generic axis names")
-        info = catalog.provider_info(provider)
-        if provider not in catalog.PROVIDERS:
+        operation = identity.operation_document_with_axes(kernel, self.unknown_axes.get(kernel, []))
+        if kernel not in identity.KERNELS:
+            self.warn(line, "kernel", kernel, f"unknown kernel {kernel!r}: imported as {identity.kernel_title(kernel)!r} with the generic axis names")
+        info = identity.provider_info(provider)
+        if provider not in identity.PROVIDERS:
             self.warn(line, "provider", provider, f"unknown provider {provider!r}: imported as {info['name']!r}")
         for key in case.unknown_keys:
             self.warn(line, "config", f"{kernel}/{key}", f"{kernel}: unknown config key {key!r} kept in the workload's config as published")
@@ -193,7 +193,7 @@ class _Importer:
         docs = {
             "operation": operation,
             "workload": _workload(kernel, case, operation),
-            "implementation": catalog.implementation_document_for(operation, kernel, provider, version),
+            "implementation": identity.implementation_document_for(operation, kernel, provider, version),
             "protocol": ligersetup.speed_protocol(mode) if row["metric_name"] == "speed" else ligersetup.memory_protocol(mode),
             "environment": environment,
         }

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.core.strictjson import MAX_SAFE_INTEGER
 
 AXIS, SCALAR, CONFIG, FACTOR, DROP, DTYPE = "axis", "scalar", "config", "factor", "drop", "dtype"
@@ -195,7 +195,7 @@ def map_case(kernel: str, x_name: str, x_label: str, x_value: str, config_text: 
         if target != x_axis:
             axes.setdefault(target, product)
             order.append(target)
-    expected = catalog.operation_axes(kernel)
+    expected = identity.operation_axes(kernel)
     if expected:
         missing = [a for a in expected if a not in axes]
         extra = [a for a in axes if a not in expected]

@@ -93,9 +93,9 @@ class Operation:
         return []
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
 
-        return catalog.workload_document(self.name, w.sizes, dtype=w.dtype, tensors=self.tensors(w) or None,
+        return identity.workload_document(self.name, w.sizes, dtype=w.dtype, tensors=self.tensors(w) or None,
                                          operation=self.operation_document())
 
     # -- workloads ----------------------------------------------------------------------

@@ -54,14 +54,14 @@ class JSD(Operation):
 
     def operation_document(self) -> dict[str, Any]:
         # Liger's importer wrote this document: the same bytes put reruns in its cohorts.
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
 
-        return catalog.operation_document("jsd")
+        return identity.operation_document("jsd")
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
 
-        return catalog.jsd_workload_document(w["tokens"], w["vocab"], w.dtype)
+        return identity.jsd_workload_document(w["tokens"], w["vocab"], w.dtype)
 
     def make_inputs(self, w: Workload, seed: int, device: str) -> tuple:
         """Student from generator seed 2s, teacher from 2s+1: (rows, vocab) log-probabilities,

@@ -32,10 +32,10 @@ def bundled_document(kernel: str, source: str, target: tuple[str, str], *, title
                      commit, repository, **spec) -> dict[str, Any]:
     """ImplementationRevision ``record`` of sitegen's own kernel for ``kernel`` (kernels/``source``):
     the importer's, with the revision and callable that ran and ``spec``'s further fields."""
-    from sitegen.core import identity as catalog
+    from sitegen.core import identity
     from sitegen.core.documents import named
 
-    doc = catalog.implementation_document(kernel, "sitegen", None)
+    doc = identity.implementation_document(kernel, "sitegen", None)
     module, name = target
     doc["spec"].update({"name": "sitegen",
                         "projectRevision": revision(source, version=version, commit=commit, repository=repository),
@@ -58,15 +58,15 @@ class ImportedDocuments:
         return SEMANTICS.get(self.kernel, self.title)
 
     def operation_document(self) -> dict[str, Any]:
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
 
-        return catalog.operation_document(self.kernel)
+        return identity.operation_document(self.kernel)
 
     def workload_document(self, w: Workload) -> dict[str, Any]:
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
 
-        axes = {name: w[name] for name in catalog.operation_axes(self.kernel)}
-        return catalog.workload_document(self.kernel, axes, dtype=w.dtype, scalars=self.scalars or None)
+        axes = {name: w[name] for name in identity.operation_axes(self.kernel)}
+        return identity.workload_document(self.kernel, axes, dtype=w.dtype, scalars=self.scalars or None)
 
 
 class Peer(Implementation):
@@ -78,10 +78,10 @@ class Peer(Implementation):
     callable: ClassVar[tuple[str, str]] = ("", "")
 
     def document(self, op: dict, *, run_version, **_) -> dict:
-        from sitegen.core import identity as catalog
+        from sitegen.core import identity
         from sitegen.core.documents import named
 
-        doc = catalog.implementation_document(self.kernel, self.provider, run_version)
+        doc = identity.implementation_document(self.kernel, self.provider, run_version)
         if self.provider == "liger":
             return doc
         module, name = self.callable

@@ -9,7 +9,7 @@ import pytest
 
 from manifest_edits import VALID, assert_clean_failure, cli, problem_lines
 from sitegen.registry.config import load_config
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.format.model import KINDS
 from sitegen.core.problems import InputError
 from sitegen.rerun.outcome.records import implementation_doc
@@ -46,12 +46,12 @@ def test_bad_bytes_terms_name_their_field(tmp_path, term, fragment):
 
 
 def test_imported_jsd_states_its_floor_per_pass_and_liger_its_pass_notes():
-    op = KINDS["OperationSpec"].model_validate(catalog.operation_document("jsd"))
+    op = KINDS["OperationSpec"].model_validate(identity.operation_document("jsd"))
     for name, coefficient in JSD_TERMS.items():
         [term] = getattr(op.spec.bytesMoved, name)
         assert (term.coefficient, term.axes, term.perElementOf) == (coefficient, ["tokens", "vocab"], "dtype")
-    liger = KINDS["ImplementationRevision"].model_validate(catalog.implementation_document("jsd", "liger", "0.8.0"))
-    torch = KINDS["ImplementationRevision"].model_validate(catalog.implementation_document("jsd", "torch", None))
+    liger = KINDS["ImplementationRevision"].model_validate(identity.implementation_document("jsd", "liger", "0.8.0"))
+    torch = KINDS["ImplementationRevision"].model_validate(identity.implementation_document("jsd", "torch", None))
     assert "dX" in liger.spec.passNotes.forward and "nearly free" in liger.spec.passNotes.backward
     assert "autograd computes dX" in torch.spec.passNotes.backward
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from sitegen.core.digest import document_digest
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.format.model import KINDS
 
 
@@ -26,22 +26,22 @@ def test_catalog_imports_without_pydantic():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("kernel", sorted(catalog.KERNELS))
+@pytest.mark.parametrize("kernel", sorted(identity.KERNELS))
 def test_every_operation_is_valid_and_named(kernel):
-    document = catalog.operation_document(kernel)
+    document = identity.operation_document(kernel)
     _valid(document)
     assert document["metadata"]["name"] == kernel.replace("_", "-")
     assert document["metadata"]["title"] and "_" not in document["metadata"]["title"]
 
 
 def test_unknown_kernel_reads_as_words():
-    assert catalog.operation_document("foo_bar")["metadata"]["title"] == "Foo bar"
+    assert identity.operation_document("foo_bar")["metadata"]["title"] == "Foo bar"
 
 
 def test_jsd_workload_references_the_jsd_operation_and_reads_like_the_seed():
-    workload = catalog.jsd_workload_document(2048, 128256, "fp32")
+    workload = identity.jsd_workload_document(2048, 128256, "fp32")
     _valid(workload)
-    assert workload["spec"]["operationSpecDigest"] == document_digest(catalog.operation_document("jsd"))
+    assert workload["spec"]["operationSpecDigest"] == document_digest(identity.operation_document("jsd"))
     assert workload["metadata"]["title"] == "vocab = 128256 · tokens = 2048 · fp32"
     assert [t["shape"] for t in workload["spec"]["tensors"]] == [[2048, 128256], [2048, 128256]]
     assert workload["spec"]["correctness"] == {"comparator": "not_asserted"}
@@ -49,12 +49,12 @@ def test_jsd_workload_references_the_jsd_operation_and_reads_like_the_seed():
 
 def test_jsd_workload_rejects_an_unknown_dtype():
     with pytest.raises(ValueError):
-        catalog.jsd_workload_document(2048, 128256, "float32")
+        identity.jsd_workload_document(2048, 128256, "float32")
 
 
 def test_liger_releases_are_distinct_implementations():
-    new = catalog.implementation_document("jsd", "liger", "0.8.0")
-    old = catalog.implementation_document("jsd", "liger", "0.2.1")
+    new = identity.implementation_document("jsd", "liger", "0.8.0")
+    old = identity.implementation_document("jsd", "liger", "0.2.1")
     for document in (new, old):
         _valid(document)
     assert document_digest(new) != document_digest(old)

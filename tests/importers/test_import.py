@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from sitegen.cli.main import main
 from sitegen.core.digest import document_digest
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sharedinputs import CSV, needs_csv, require_csv
 
 SEED = Path(__file__).parents[1] / "fixtures" / "valid" / "seed-manifest.json"
@@ -81,9 +81,9 @@ def test_seed_row_equals_the_seed_run_but_for_the_two_digests_we_cannot_reproduc
             continue
         assert ours["spec"][key] == value, key
     # The two we cannot reproduce still resolve to what the seed page shows.
-    workload = catalog.jsd_workload_document(2048, 128256, "fp32")
+    workload = identity.jsd_workload_document(2048, 128256, "fp32")
     assert ours["spec"]["workloadDigest"] == document_digest(workload)
-    implementation = catalog.implementation_document("jsd", "liger", "0.8.0")
+    implementation = identity.implementation_document("jsd", "liger", "0.8.0")
     assert ours["spec"]["implementationDigest"] == document_digest(implementation)
     on_disk = json.loads((full / "workloads" / "jsd" / f"{workload['metadata']['name']}.json").read_text(encoding="utf-8"))
     assert on_disk == workload and on_disk["metadata"]["title"] == "vocab = 128256 · tokens = 2048 · fp32"

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from sitegen.cli.main import main
 from sitegen.core.digest import document_digest
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from kernelbenchdata import KERNELBENCH, SNAPSHOTS, require_kernelbench
 
 # The nine snapshots' timings, less the 14 that are null.
@@ -133,7 +133,7 @@ def test_a_problem_that_is_a_registry_operation_joins_it(registry, digests):
     run = _run(registry, "kernelbench-a147f37-b200-together-torch-compile-inductor-default-level1-95-crossentropyloss")
     assert run["spec"]["timing"]["latencyNs"]["mean"] == 177_000
     workload = digests[run["spec"]["workloadDigest"]]
-    assert workload["spec"]["operationSpecDigest"] == document_digest(catalog.operation_document("cross_entropy"))
+    assert workload["spec"]["operationSpecDigest"] == document_digest(identity.operation_document("cross_entropy"))
     assert workload["spec"]["axes"] == {"vocab": 10, "tokens": 4096}
     implementation = digests[run["spec"]["implementationDigest"]]["spec"]
     assert implementation["name"] == "torch.compile (inductor, default)"
@@ -198,10 +198,10 @@ def test_lookalikes_the_table_calls_different_get_operations_of_their_own(regist
     table = tomllib.loads(resources.files("sitegen.importers").joinpath("kernelbench_operations.toml").read_text("utf-8"))
     for entry in table["different"]:
         level, file = entry["problem"].split("/")
-        stem = catalog.name_slug(file.removesuffix(".py"))
+        stem = identity.name_slug(file.removesuffix(".py"))
         runs = list(registry.glob(f"runs/*/kernelbench-*-{level}-{stem}.json"))
         assert runs, entry["problem"]
-        liger = document_digest(catalog.operation_document(entry["operation"]))
+        liger = document_digest(identity.operation_document(entry["operation"]))
         for path in runs:
             workload = digests[json.loads(path.read_text(encoding="utf-8"))["spec"]["workloadDigest"]]
             assert workload["spec"]["operationSpecDigest"] != liger, path.name

@@ -14,7 +14,7 @@ from importlib import resources
 
 import pytest
 
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.importers.kernelbench import read_table
 from kernelbenchdata import KERNELBENCH, SNAPSHOTS, require_kernelbench
 
@@ -37,7 +37,7 @@ def _returned(tree: ast.Module) -> str:
 
 def test_the_table_names_registry_operations_and_is_what_the_importer_reads():
     for entry in TABLE["same"] + TABLE["different"]:
-        assert entry["operation"] in catalog.KERNELS, entry
+        assert entry["operation"] in identity.KERNELS, entry
     assert read_table() == {e["problem"]: e for e in TABLE["same"]}
 
 
@@ -45,7 +45,7 @@ def test_the_table_names_registry_operations_and_is_what_the_importer_reads():
 def test_a_same_entry_matches_the_source_in_every_snapshot(entry):
     for snapshot, tree in _sources(entry["problem"]).items():
         assert _returned(tree) == entry["forward"], snapshot
-    semantics = catalog.SEMANTICS[entry["operation"]]
+    semantics = identity.SEMANTICS[entry["operation"]]
     # The operation's definition, in words, says what the forward computes.
     if entry["operation"] == "softmax":
         assert "over the last dim" in semantics and entry["inputs"] == [["fp32", 2]] and entry["axes"]["hidden"] == [0, 1]
@@ -57,13 +57,13 @@ def test_rms_norm_lookalike_normalises_over_dim_1_without_a_weight():
     for snapshot, tree in _sources("level1/36_RMSNorm_.py").items():
         text = ast.unparse(_forward(tree))
         assert "dim=1" in text and "weight" not in text, snapshot
-    assert "· w" in catalog.SEMANTICS["rms_norm"] and "last dim" in catalog.SEMANTICS["rms_norm"]
+    assert "· w" in identity.SEMANTICS["rms_norm"] and "last dim" in identity.SEMANTICS["rms_norm"]
 
 
 def test_kl_div_lookalike_takes_probabilities_and_applies_the_log():
     for snapshot, tree in _sources("level1/98_KLDivLoss.py").items():
         assert "torch.log(predictions)" in _returned(tree), snapshot
-    assert "input log-probabilities" in catalog.SEMANTICS["kl_div"]
+    assert "input log-probabilities" in identity.SEMANTICS["kl_div"]
 
 
 def test_layer_norm_lookalike_normalises_over_three_dims():
@@ -71,7 +71,7 @@ def test_layer_norm_lookalike_normalises_over_three_dims():
         init = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs")
         returned = next(s for s in init.body if isinstance(s, ast.Return)).value
         assert isinstance(returned, ast.List) and isinstance(returned.elts[0], ast.Tuple) and len(returned.elts[0].elts) == 3, snapshot
-    assert "over the last dim" in catalog.SEMANTICS["layer_norm"]
+    assert "over the last dim" in identity.SEMANTICS["layer_norm"]
 
 
 def test_group_norm_lookalike_has_a_4d_input():

@@ -441,11 +441,11 @@ def test_a_workload_without_constants_or_dtype_reads_no_constants(tmp_path):
 
 @pytest.mark.parametrize("extra", [0, 1])
 def test_a_workload_title_is_cut_at_300_characters(tmp_path, extra):
-    from sitegen.core import identity as catalog
+    from sitegen.core import identity
     # Constants whose "name = 1 · … · fp32" label is 300 characters, or one more.
     names = [f"c{i}" + "x" * 57 for i in range(4)]
-    names.append("d" * (300 - len(catalog.axes_label({n: 1 for n in [*names, ""]}, "fp32")) + extra))
-    label = catalog.axes_label({n: 1 for n in names}, "fp32")
+    names.append("d" * (300 - len(identity.axes_label({n: 1 for n in [*names, ""]}, "fp32")) + extra))
+    label = identity.axes_label({n: 1 for n in names}, "fp32")
     assert len(label) == 300 + extra
     workload = _workload(tmp_path, f"[torch.randn({', '.join(names)})]", "".join(f"{n} = 1\n" for n in names))
     assert workload["metadata"]["title"] == (label[:299] + "…" if extra else label)

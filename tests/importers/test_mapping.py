@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.importers.ligercases import CaseError, map_case
 from sharedinputs import CSV, require_csv
 
@@ -69,7 +69,7 @@ def _case(row):
 
 
 def test_the_table_covers_every_kernel_of_the_csv():
-    assert sorted({r["kernel_name"] for r in ROWS}) == sorted(EXPECTED) == sorted(catalog.KERNELS)
+    assert sorted({r["kernel_name"] for r in ROWS}) == sorted(EXPECTED) == sorted(identity.KERNELS)
     assert len(EXPECTED) == 35
 
 
@@ -84,10 +84,10 @@ def test_kernel_mapping(kernel):
     # Every row of the kernel, whichever axis it sweeps, has the operation's axes in its order.
     for row in rows:
         other = _case(row)
-        assert list(other.axes) == catalog.operation_axes(kernel), row
+        assert list(other.axes) == identity.operation_axes(kernel), row
         assert int(row["x_value"]) in other.axes.values()
     # The operation declares exactly these axes; its title is a human name.
-    operation = catalog.operation_document(kernel)
+    operation = identity.operation_document(kernel)
     assert [a["name"] for a in operation["spec"]["axes"]] == list(axes)
     assert "_" not in operation["metadata"]["title"]
 

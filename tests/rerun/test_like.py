@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.core.digest import document_digest
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.core.problems import InputError
 from sitegen.rerun.plan.like import plan
 from sitegen.rerun.outcome.records import path_of, render
@@ -40,9 +40,9 @@ def test_verdict_other_product_is_not_comparable():
 
 def liger_registry(root, product="NVIDIA B200"):
     """A Liger-style record (do_bench protocol, B200) of a tiny workload, written like the importer."""
-    op = catalog.operation_document("jsd")
-    workload = catalog.jsd_workload_document(4, 64, "fp32")
-    impl = catalog.implementation_document("jsd", "torch", None)
+    op = identity.operation_document("jsd")
+    workload = identity.jsd_workload_document(4, 64, "fp32")
+    impl = identity.implementation_document("jsd", "torch", None)
     protocol = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkProtocol",
                 "metadata": {"name": "liger-bench-do-bench-forward"},
                 "spec": {"harness": {"name": "Liger-Kernel benchmark scripts"},

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.core.digest import document_digest
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.rerun.outcome.records import path_of, render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,9 +58,9 @@ def record_registry(root: Path, impl: str, tokens: int, vocab: int) -> str:
     from sitegen.operations.jsd import JSD
     from sitegen.rules import protocol
 
-    op = catalog.operation_document("jsd")
-    workload = catalog.jsd_workload_document(tokens, vocab, "fp32")
-    implementation = catalog.implementation_document("jsd", impl, "0.8.0" if impl == "liger" else None)
+    op = identity.operation_document("jsd")
+    workload = identity.jsd_workload_document(tokens, vocab, "fp32")
+    implementation = identity.implementation_document("jsd", impl, "0.8.0" if impl == "liger" else None)
     proto = protocol.protocol_document(JSD(), version="0.1.0", commit=None, repository=None, interpret=False, processes=1)
     env = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "ExecutionEnvironment", "metadata": {"name": "h200"},
            "spec": {"hardware": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"}, "software": {}}}

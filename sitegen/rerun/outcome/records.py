@@ -14,7 +14,7 @@ from sitegen.registry import layout
 from sitegen.core.digest import document_digest
 from sitegen.core.documents import named  # noqa: F401 (the rerun names its documents with it)
 from sitegen.core.formatversion import API_VERSION
-from sitegen.core import identity as catalog
+from sitegen.core import identity
 from sitegen.registry.layout import render
 from sitegen.core.problems import InputError, Problem
 from sitegen.core.workload import Case
@@ -50,14 +50,14 @@ def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, vers
            "metadata": {"name": "", "title": f"{title} · {op['metadata'].get('title') or op['metadata']['name']}"},
            "spec": {"name": ref.name, "projectRevision": revision, "operation": {"specDigest": document_digest(op)},
                     "callable": {"module": module, "name": cls}}}
-    return named(doc, f"{catalog.name_slug(ref.name)}-{op['metadata']['name']}")
+    return named(doc, f"{identity.name_slug(ref.name)}-{op['metadata']['name']}")
 
 
 def environment_doc(spec: dict[str, Any]) -> dict[str, Any]:
     hw = spec["hardware"]
     doc = {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment",
            "metadata": {"name": "", "title": f"sitegen rerun host · {hw['product']}"}, "spec": spec}
-    return named(doc, "rerun-" + catalog.name_slug(hw["product"]))
+    return named(doc, "rerun-" + identity.name_slug(hw["product"]))
 
 
 def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], product: str, stamp: str,
@@ -87,13 +87,13 @@ def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], 
         evidence["details"] = result["details"]
     spec["evidence"] = evidence
     spec["observedAt"] = observed_at
-    parts = ["rerun", op.name, case.timed_pass, case.impl, catalog.name_slug(product),
-             catalog.case_slug(w.sizes, w.dtype), stamp]
+    parts = ["rerun", op.name, case.timed_pass, case.impl, identity.name_slug(product),
+             identity.case_slug(w.sizes, w.dtype), stamp]
     if instance_tag:
         parts.append(instance_tag)
     metadata = {
-        "name": "-".join(catalog.name_slug(p) for p in parts),
-        "title": f"{op.title or catalog.kernel_title(op.name)} · {case.impl} · {case.timed_pass}",
+        "name": "-".join(identity.name_slug(p) for p in parts),
+        "title": f"{op.title or identity.kernel_title(op.name)} · {case.impl} · {case.timed_pass}",
         "labels": {"harness": "sitegen-rerun", **({"dry_run": "true"} if dry_run else {})},
     }
     return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
