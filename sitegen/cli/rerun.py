@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from sitegen.core.problems import InputError
-from sitegen.core import workload as C
+from sitegen.core import workload
 from sitegen.rerun.plan import request as planner
 from sitegen.rules.protocol import PROCESSES
 
@@ -21,7 +21,7 @@ def _ints(ctx, param, value):
     if value is None:
         return None
     try:
-        items = C.split_list(value, int)
+        items = workload.split_list(value, int)
     except ValueError:
         raise click.BadParameter("expected comma-separated positive integers") from None
     if not items or any(i <= 0 for i in items):
@@ -33,7 +33,7 @@ def _choices(allowed):
     def check(ctx, param, value):
         if value is None:
             return None
-        items = C.split_list(value)
+        items = workload.split_list(value)
         bad = [i for i in items if i not in allowed]
         if bad or not items:
             raise click.BadParameter(f"unknown {', '.join(bad) or 'value'}; choose from {', '.join(allowed)}")
@@ -84,10 +84,10 @@ def cohort_table(rows: list[dict], *, dry_run: bool = False) -> list[str]:
                    "--interpret: its tiny sizes].")
 @click.option("--tokens", callback=_ints, help="Same as --axis tokens=... (JSD: 1024,2048,4096,8192; --interpret: 8,16).")
 @click.option("--vocab", callback=_ints, help="Same as --axis vocab=... (JSD: 128256; --interpret: 100).")
-@click.option("--dtype", "dtypes", callback=_choices(C.DTYPES), help="Comma-separated element types [default: the operation's, fp32,bf16].")
+@click.option("--dtype", "dtypes", callback=_choices(workload.DTYPES), help="Comma-separated element types [default: the operation's, fp32,bf16].")
 @click.option("--pass", "passes", callback=_choices(("forward", "backward", "full")),
               help="Comma-separated timed passes [default: forward,backward,full].")
-@click.option("--impl", "impls", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+@click.option("--impl", "impls", callback=lambda ctx, param, value: workload.split_list(value) if value else None,
               help="Comma-separated implementations: the operation's peers, installed sitegen.implementations entry "
                    "points, or pkg.module:Name [default: the operation's peers that are installed (some left out "
                    "under --interpret); what is left out is named on stderr].")
@@ -108,7 +108,7 @@ def cohort_table(rows: list[dict], *, dry_run: bool = False) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @click.option("--ray", "ray_address", metavar="ADDRESS",
               help="Run on a Ray cluster's GPUs: 'auto' (a running cluster), 'local' (start one here) or its address.")
-@click.option("--gpus", "products", callback=lambda ctx, param, value: C.split_list(value) if value else None,
+@click.option("--gpus", "products", callback=lambda ctx, param, value: workload.split_list(value) if value else None,
               metavar="PRODUCTS", help="With --ray: comma-separated GPU products, e.g. H100,H200 [default: every one the cluster has].")
 @click.option("--replicas", type=click.IntRange(1, 64), default=1, show_default=True,
               help="With --ray: distinct GPUs of each product that measure every case.")
