@@ -4,6 +4,9 @@
 An operation is the measurement's contract (inputs, float64 reference, tolerances, floors), so
 its module is imported where it is named; implementations, which are untrusted, are not
 (sitegen.rerun.plan.plugins).
+
+Below the facts and the features. The rerun imports it on GPU hosts without pydantic, so it
+imports only sitegen.core and sitegen.rules (the pydantic contract follows imports through it).
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""One measuring process: the clock and its windows, the timed passes, sample statistics, and the GPU's state as NVML sees it."""
+"""One measuring process: the clock and its windows, the timed passes (their statistics: sitegen.rules.stats), and the GPU's state as NVML sees it."""

@@ -1,1 +1,1 @@
-"""What a rerun measures, decided before any work: the request and its plan (request), cases, which implementations (found without running them), which code, --like."""
+"""What a rerun measures, decided before any work: the request and its plan (request), the workloads and passes (selection, fits), which implementations (found without running them), which code, --like."""
