@@ -1,4 +1,5 @@
-"""``sitegen build`` and ``sitegen attest``: thin click commands over build_site and attest."""
+"""``sitegen build``, ``sitegen serve`` and ``sitegen attest``: thin click commands over build_site, the
+local server and attest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What Liger-Kernel's benchmarks measure, as documents: operations, workloads, implementations.
+"""The identities of what is measured, as documents: operations, workloads, implementations,
+named as Liger-Kernel's benchmarks name them, so importers and the rerun harness build them alike.
 
 The name tables they are built from live in ligertables.py.
 

@@ -1,4 +1,4 @@
-"""The registry as the site sees it: each run with its documents, cohort, rank and level.
+"""The registry as its readers (the site, the gate, attest) see it: each run with its documents, cohort, rank and level.
 
 Everything here is computed once per build in linear time (dicts keyed by digest and
 cohort), so pages only look things up.

@@ -1,4 +1,4 @@
-"""One BenchmarkRun as the site sees it: its documents, cohort, level, interval and rank.
+"""One BenchmarkRun as its readers see it: its documents, cohort, level, interval and rank.
 
 A module of its own because the evidence rules, the ranking and the index all need it,
 and none of them should import another to get it.

@@ -6,7 +6,7 @@ So the runs of an operation form a group, whose key is a digest over sitegen its
 options, every registry file that is not one operation's run file (documents, settings,
 pages), and the bytes of that operation's run files and of the notes (attestations) on them. When the previous build
 recorded the same key for a group, every file of its runs' pages has the same bytes as a
-fresh render would give, and is taken as it is (sitegen.site.engine.write.take_unit)
+fresh render would give, and is taken as it is (sitegen.site.engine.write.SiteWriter.take_unit)
 instead of rendered. The same holds for the
 operation's own pages, its catalog shard and the pages of the implementations only it
 has runs of. A link from a run to a run of another operation (a rerun of it) puts
