@@ -1,6 +1,6 @@
 """What Liger-Kernel's benchmarks name: kernels (title, family, axes, semantics) and providers.
 
-Tables only, stdlib only: catalog.py builds documents from them, and the GPU rerun harness
+Tables only, stdlib only: identity.py builds documents from them, and the GPU rerun harness
 imports that on hosts without pydantic. A change here that reaches a ``spec`` (axes,
 axis descriptions, semantics, providers' projects and licenses) changes digests.
 """

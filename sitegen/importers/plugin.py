@@ -4,7 +4,7 @@ Part of the importers' shared core (core.py holds the plan, its validation and t
 importer is a class that reads its source into a core.Plan and declares, as data, what the
 ``sitegen import`` command needs to run it: its name and summary, whether it reads a file or a
 folder, the options it takes, and the sources/<id>.toml its records cite. The command
-(commands.py) knows no importer by name: Liger-Kernel's and KernelBench's are found the way a
+(sitegen.cli.imports) knows no importer by name: Liger-Kernel's and KernelBench's are found the way a
 third party's is, as ``sitegen.importers`` entry points (sitegen's own are also listed in
 BUILTIN, as the operations' are, so a checkout run without reinstalling still finds them).
 """

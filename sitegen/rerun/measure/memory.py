@@ -1,6 +1,6 @@
 """How many input sets a timed pass holds: as many as fit the GPU's free memory, within the protocol's pool.
 
-The protocol times every call on a pool of 2-3 input sets at distinct addresses (protocol.py's
+The protocol times every call on a pool of 2-3 input sets at distinct addresses (sitegen.rules.protocol's
 notes), 3 unless a set is over BIG_SET_BYTES. Besides its sets, a timed call needs room for its
 own working memory (the implementation's temporaries and the gradients it writes) and for a set
 drawn again before a call or beside a checked one (passes.PassRunner). Those are measured, not
