@@ -199,7 +199,7 @@ def implementation_document_for(operation: dict[str, Any], kernel: str, provider
 
 __all__ = [
     "JSD_DTYPES", "KERNELS", "LIGER_REPOSITORY", "PROVIDERS", "SEMANTICS", "axes_label", "case_slug",
-    "implementation_document", "implementation_document_for", "jsd_workload_document", "kernel_title", "operation_axes",
-    "operation_document", "operation_document_with_axes", "operation_name", "provider_info", "slug",
+    "implementation_document", "implementation_document_for", "jsd_workload_document", "kernel_title", "name_slug",
+    "operation_axes", "operation_document", "operation_document_with_axes", "operation_name", "provider_info",
     "workload_document",
 ]

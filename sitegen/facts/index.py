@@ -21,7 +21,7 @@ from sitegen.facts.ranking import rank_cohort
 from sitegen.facts.runfacts import RunFacts
 from sitegen.rules.verdict import pass_from_benchmark
 
-__all__ = ["Index", "RunFacts", "build_index", "gpu_slugs", "primary", "slug", "timed_pass"]
+__all__ = ["Index", "RunFacts", "build_index", "gpu_slugs", "path_slug", "primary", "timed_pass"]
 
 UNKNOWN_PASS = "unspecified"
 
