@@ -109,19 +109,19 @@ def test_a_state_opened_without_a_database_misses_and_drops_writes(registry):
 
 _KILLED_MID_WRITE = """
 import os, signal, sys
-from sitegen.state import store as buildstate
+from sitegen.state import store
 
-execute = buildstate.sqlite3.Connection.execute
+execute = store.sqlite3.Connection.execute
 
-class Dying(buildstate.sqlite3.Connection):
+class Dying(store.sqlite3.Connection):
     def execute(self, sql, *args):
         # Killed with the transaction's statements run but not committed.
         if sql == "COMMIT" and os.environ.get("DIE") == "1":
             os.kill(os.getpid(), signal.SIGKILL)
         return execute(self, sql, *args)
 
-connect = buildstate.sqlite3.connect
-buildstate.sqlite3.connect = lambda *a, **k: connect(*a, factory=Dying, **k)
+connect = store.sqlite3.connect
+store.sqlite3.connect = lambda *a, **k: connect(*a, factory=Dying, **k)
 from sitegen.cli.main import main
 sys.argv = ["sitegen", "lock", sys.argv[1]]
 main()

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TORCH_RUN, relock
 from helpers import build
-from sitegen.state import cachedload as buildload
+from sitegen.state import cachedload
 from sitegen.state.store import open_state, state_path, unpickle_models
 
 from test_incremental_build import _files
@@ -95,8 +95,8 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(registry_copy, tmp_path, cach
 @pytest.fixture
 def loads(monkeypatch) -> list[str]:
     """The files a build loads in full (in this process: one job)."""
-    loaded, load = [], buildload.load_bytes
-    monkeypatch.setattr(buildload, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
+    loaded, load = [], cachedload.load_bytes
+    monkeypatch.setattr(cachedload, "load_bytes", lambda data, name: loaded.append(name) or load(data, name))
     return loaded
 
 
@@ -159,12 +159,12 @@ def test_a_payload_naming_anything_but_a_model_runs_nothing(registry_copy, tmp_p
 
 
 def test_another_sitegen_uses_none_of_the_documents(registry_copy, tmp_path, cache, loads, monkeypatch):
-    from sitegen.state import store as buildstate
+    from sitegen.state import store
 
     assert _build(registry_copy, tmp_path / "site", "--jobs", "1").exit_code == 0
     files = len(loads)
     loads.clear()
-    monkeypatch.setattr(buildstate, "code_version", lambda: "another sitegen")
+    monkeypatch.setattr(store, "code_version", lambda: "another sitegen")
     assert _build(registry_copy, tmp_path / "other", "--jobs", "1").exit_code == 0
     assert len(loads) == files
 
@@ -215,8 +215,8 @@ def test_a_first_build_loaded_by_several_processes_equals_a_full_one_process_bui
         loaded.append(name)
         return real_load_bytes(data, name)
 
-    real_load_bytes = buildload.load_bytes
-    monkeypatch.setattr(buildload, "load_bytes", load_bytes)
+    real_load_bytes = cachedload.load_bytes
+    monkeypatch.setattr(cachedload, "load_bytes", load_bytes)
     again, fresh = tmp_path / "again", tmp_path / "fresh"
     assert _build(registry_copy, again, "--jobs", "1").exit_code == 0
     assert loaded == [str(_run_file(registry_copy))]
@@ -237,14 +237,14 @@ def test_a_bad_file_loaded_by_a_worker_is_reported_as_by_one_process(registry_co
 def test_a_loading_process_killed_fails_the_build_with_one_line(registry_copy, tmp_path, cache, monkeypatch):
     import signal
 
-    parent, load_folder = os.getpid(), buildload._load_folder
+    parent, load_folder = os.getpid(), cachedload._load_folder
 
     def dies_in_a_worker(*args):
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
         return load_folder(*args)
 
-    monkeypatch.setattr(buildload, "_load_folder", dies_in_a_worker)
+    monkeypatch.setattr(cachedload, "_load_folder", dies_in_a_worker)
     result = _build(registry_copy, tmp_path / "site", "--jobs", "2")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.splitlines()[0] == (f"{registry_copy}: $: a process loading records died (out of memory?); "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from sitegen.state import store as buildstate
+from sitegen.state import store
 from sitegen.state.store import open_state, state_path
 from sitegen.site.engine import rankcache
 
@@ -81,7 +81,7 @@ def test_full_neither_opens_nor_changes_the_build_state(records, tmp_path, monke
     def connect(*args, **kwargs):
         raise AssertionError("--full opened the build state")
 
-    monkeypatch.setattr(buildstate.sqlite3, "connect", connect)
+    monkeypatch.setattr(store.sqlite3, "connect", connect)
     _build(records, out, "--full")
     assert {path: path.read_bytes() for path in state_path(records).parent.iterdir()} == kept
     monkeypatch.undo()
