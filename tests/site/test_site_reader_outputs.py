@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import asdict
 
 import feedparser
 from click.testing import CliRunner
@@ -54,13 +55,25 @@ def test_operations_index_and_schemas_page(site):
     assert 'href="operations/index.html">Operations<' in home and 'href="schemas/index.html">Schemas<' in home
 
 
+def _badges_through_the_index(site) -> dict[str, dict]:
+    """Every badge a program finds from badges/index.json: its pages list implementations, each linking
+    its own badges' JSON (the twin of its badges page)."""
+    first = json.loads((site / "badges" / "index.json").read_text())
+    pages = [l["href"] for l in first["pager"]["pages"]] if first["pager"] else ["badges/index.html"]
+    found: dict[str, dict] = {}
+    for page in pages:
+        for listed in json.loads((site / page.removesuffix("index.html") / "index.json").read_text())["listed"]:
+            found.update((b["image"], b) for b in json.loads((site / listed["json"]).read_text())["badges"])
+    return found
+
+
 def test_badges_link_to_their_cohort_and_read_ranks_from_the_index(site):
-    listed = json.loads((site / "badges" / "index.json").read_text())["badges"]
-    by_path = {b["badge"]: b for b in listed}
+    by_path = _badges_through_the_index(site)
+    assert set(by_path) == {p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg")}
     torch = by_path[f"badges/torch/{OPERATION}/nvidia-b200.svg"]
     # torch leads the seed's cohort (4.97 ms against Liger's 9.11 ms).
     assert torch["text"].startswith(f"{OPERATION} · B200 · #1 forward")
-    svg = ET.fromstring((site / torch["badge"]).read_bytes())
+    svg = ET.fromstring((site / torch["image"]).read_bytes())
     link = svg.find("{http://www.w3.org/2000/svg}a")
     assert link.get("href") == torch["cohort"] and "#cohort-" in torch["cohort"]
     # The link leads to the page that holds the cohort's table (here the B200 page of the operation).
@@ -69,6 +82,38 @@ def test_badges_link_to_their_cohort_and_read_ranks_from_the_index(site):
     page = (site / target.split("/", 3)[-1] if target.startswith("http") else site / target).read_text()
     assert f'id="{anchor}"' in page
     assert by_path[f"badges/liger/{OPERATION}/nvidia-b200.svg"]["text"].startswith(f"{OPERATION} · B200 · #2")
+
+
+def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site):
+    """badges/index.json once held every badge (3.4 MB at the bundled registry, its largest file, growing
+    with each implementation, issue 49). It is the badges index's first page now: at most
+    listings.PAGE_ITEMS implementations, each with a count and links, whatever the number of badges."""
+    from sitegen.facts.index import build_index
+    from sitegen.registry.config import load_config
+    from sitegen.registry.folder import open_registry
+    from sitegen.site.outputs.badges import Badge
+    from sitegen.site.pages.badges_page import badges_index
+    from sitegen.site.pages.listings import PAGE_ITEMS
+
+    text = (site / "badges" / "index.json").read_text()
+    assert ".svg" not in text and "#cohort-" not in text
+    assert json.loads(text)["path"] == "badges/index.html"  # the page's own twin, as its footer's link says
+
+    index = build_index(open_registry(FIXTURE), load_config(FIXTURE))
+
+    def first_page(by_implementation) -> str:
+        return json.dumps(asdict(badges_index(index, by_implementation)[0]))
+
+    def made(name: str, count: int) -> list[Badge]:
+        return [Badge(f"badges/{name}/op{i}/gpu.svg", f"op{i} · GPU · #1 full", f"{BASE}x#cohort-{i}") for i in range(count)]
+
+    # As many badges as the registry holds: the index does not grow (the count's digits aside).
+    assert len(first_page({"torch": made("torch", 5000)})) - len(first_page({"torch": made("torch", 5)})) == 3
+    # As many implementations as the registry holds: a page lists PAGE_ITEMS of them, the pager the rest.
+    many = {f"impl-{i:05d}": made(f"impl-{i:05d}", 1) for i in range(3 * PAGE_ITEMS + 1)}
+    pages = badges_index(index, many)
+    assert [len(p.listed) for p in pages] == [PAGE_ITEMS, PAGE_ITEMS, PAGE_ITEMS, 1]
+    assert pages[0].listed[0].json == "badges/impl-00000/index.json"
 
 
 HOSTILE = """# About us

@@ -49,9 +49,7 @@ def operation_where(name: str, runs) -> str:
 
 def _page_and_twin(writer, renderer, template: str, page) -> None:
     writer.add(page.path, renderer.render(template, page))
-    # badges/index.json is the badges index's data (every badge with its cohort), written with the badges.
-    if page.path != "badges/index.html":
-        writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
+    writer.add(page.path.removesuffix("index.html") + "index.json", _json(asdict(page)))
 
 
 def write_implementation_badges(index: Index, renderer, writer, name: str, made: list[Badge]) -> None:
@@ -75,8 +73,8 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         _page_and_twin(writer, renderer, "protocol.html", page)
     writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{index.config.site.title}: newest records",
                                     page="index.html", updated=updated))
-    listed = [{"badge": b.path, "text": b.text, "cohort": b.cohort_url} for name in sorted(badges) for b in badges[name]]
-    writer.add("badges/index.json", _json({"badges": listed}))
+    # badges/index.json is the index's first page's twin: implementations, each linking its own badges'
+    # twin (badges/<implementation>/index.json). A list of every badge here was the site's largest file.
     for page in badges_index(index, badges):
         _page_and_twin(writer, renderer, "badges.html", page)
     for name in sorted(badges):

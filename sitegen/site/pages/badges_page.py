@@ -6,6 +6,12 @@ badges/index.html lists those pages, listings.PAGE_ITEMS a page, since the bundl
 KernelBench data alone has over a thousand implementations (one page of every badge was
 13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
 someone else's README, never beside these pages.
+
+The data is in the pages' JSON twins, as everywhere on the site: each implementation's
+badges/<implementation>/index.json holds its badges (SVG, text, cohort, snippets), and the
+index's pages (badges/index.json first) list the implementations with a link to that twin.
+No file holds every badge: the one that did (badges/index.json, issue 49) was the site's
+largest at 3.4 MB and grew with every implementation.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 
 from sitegen.site.text import labels as L
 from sitegen.site.text import xmltext
+from sitegen.site.text.jsonout import twin
 from sitegen.site.outputs.badges import LABEL, Badge
 from sitegen.facts.index import Index
 from sitegen.site.text.labels import Link
@@ -26,6 +33,8 @@ class BadgeEntry:
     """The SVG's site path."""
     text: str
     """What the badge says (operation, GPU, rank, pass, dtype)."""
+    cohort: str
+    """Where the badge links: the table that ranks it (an absolute URL)."""
     markdown: str
     html: str
 
@@ -35,6 +44,8 @@ class BadgeCount:
     implementation: Link
     """The implementation's badges page."""
     count: int
+    json: str
+    """The implementation's badges as JSON: its badges page's twin, where a program finds them."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ def _entry(badge: Badge, base: str) -> BadgeEntry:
     alt = f"{LABEL}: {badge.text}"
     markdown = f"[![{alt.replace(']', '')}]({image})]({badge.cohort_url})"
     html = f'<a href="{_attr(badge.cohort_url)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
-    return BadgeEntry(badge.path, badge.text, markdown, html)
+    return BadgeEntry(badge.path, badge.text, badge.cohort_url, markdown, html)
 
 
 def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
@@ -76,10 +87,13 @@ def _titles(index: Index, names) -> dict[str, str]:
 
 
 def badges_index(index: Index, by_implementation: dict[str, list[Badge]]) -> list[BadgesPage]:
-    """The index of implementations with badges, paged."""
+    """The index of implementations with badges, paged; each page's twin is its data (badges/index.json first)."""
     names = sorted(by_implementation)
     titles = _titles(index, names)
-    listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n])) for n in names]
+    # A name, a count and two links per implementation, never its badges: a page stays
+    # listings.PAGE_ITEMS entries whatever the registry's size (issue 49).
+    listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n]), twin(L.badges_link(n)))
+              for n in names]
     return [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
             for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
 
