@@ -15,13 +15,9 @@ from sitegen.core import units
 from sitegen.facts.index import Index, RunFacts, path_slug
 from sitegen.site.text.labels import Link
 from sitegen.facts.ranking import PASS_ORDER, tally_firsts
-from sitegen.site.pages.placement import placement, workload_order
+from sitegen.site.pages.placement import first as _first, placement, workload_order
 
 RANGE_PREFIX = "range from each run's "
-
-
-def _first(index: Index, key: str) -> RunFacts:
-    return index.cohorts[key][0]
 
 
 @dataclass(frozen=True)
