@@ -24,7 +24,6 @@ test neighbouring ranks use: the same question (did the level move beyond the no
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 from datetime import datetime, timezone
 
@@ -37,6 +36,7 @@ from sitegen.site.charts.views import ChartView, _tick, _unit_of
 from sitegen.site.pages.cohort_table import interval_text, revision_label
 from sitegen.facts.index import Index, RunFacts
 from sitegen.facts.ranking import ratio_interval, separation
+from sitegen.facts.perindex import per_index
 from sitegen.facts.trend import moment, trend_key
 
 RULE = ("A change is marked (▲ slower, ▼ faster) at a run the ranks would separate from the run before it: the "
@@ -51,7 +51,6 @@ TREND_POINTS = 100
 # One grouping (and its marks) per build, shared by every record page of it. Keyed by the
 # index's id and dropped when that index is collected, so `sitegen serve` never keeps an old
 # build's index alive through it.
-_cache: dict[int, dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]] = {}
 
 
 def as_recorded(observed_at: str) -> str:
@@ -65,19 +64,18 @@ def as_recorded(observed_at: str) -> str:
     return f"{parsed:%Y-%m-%d %H:%M} " + ("UTC" if parsed.utcoffset().total_seconds() == 0 else f"{offset[:3]}:{offset[3:]}")
 
 
+@per_index
 def _groups(index: Index) -> dict[tuple, tuple[list[RunFacts], dict[int, tuple[str, str]]]]:
-    found = _cache.get(id(index))
-    if found is not None:
-        return found
     groups: dict[tuple, list[RunFacts]] = defaultdict(list)
     for f in index.runs:
         if f.cohort and f.value is not None and not f.reasons:
             groups[trend_key(f)].append(f)
     for members in groups.values():
         members.sort(key=lambda f: (moment(f.run.spec.observedAt), f.name))
-    found = _cache[id(index)] = {key: (members, changes(members)) for key, members in groups.items()}
-    weakref.finalize(index, _cache.pop, id(index), None)
-    return found
+    return {key: (members, changes(members)) for key, members in groups.items()}
+
+
+_cache = _groups.cache
 
 
 def changes(members: list[RunFacts]) -> dict[int, tuple[str, str]]:

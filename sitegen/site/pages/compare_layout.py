@@ -10,9 +10,8 @@ cohorts' own placement (sitegen.site.pages.placement), and kept while the index 
 
 from __future__ import annotations
 
-import weakref
-
 from sitegen.facts.index import Index
+from sitegen.facts.perindex import per_index
 from sitegen.site.pages.placement import placement
 from sitegen.site.text import labels as L
 
@@ -44,13 +43,9 @@ def _lay_out(index: Index) -> dict[str, str]:
     return pages
 
 
-_cache: dict[int, dict[str, str]] = {}
+_pages_of = per_index(_lay_out)
 
 
 def compare_page_of(key: str, index: Index) -> str:
     """The comparisons page holding the pairs of cohort ``key``."""
-    found = _cache.get(id(index))
-    if found is None:
-        found = _cache[id(index)] = _lay_out(index)
-        weakref.finalize(index, _cache.pop, id(index), None)
-    return found[key]
+    return _pages_of(index)[key]

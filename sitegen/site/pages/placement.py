@@ -8,10 +8,10 @@ and read everywhere; pages never write it, and the facts (sitegen.facts) never h
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from sitegen.facts.index import Index, RunFacts, path_slug
+from sitegen.facts.perindex import per_index
 from sitegen.site.pages.listings import page_path
 from sitegen.site.text import labels as L
 
@@ -86,16 +86,10 @@ def _lay_out(index: Index) -> Placement:
     return Placement(pages, split, by_pass)
 
 
-_cache: dict[int, Placement] = {}
-
-
+@per_index
 def placement(index: Index) -> Placement:
     """The layout of ``index``'s cohorts, made on first use and kept while the index lives."""
-    found = _cache.get(id(index))
-    if found is None:
-        found = _cache[id(index)] = _lay_out(index)
-        weakref.finalize(index, _cache.pop, id(index), None)
-    return found
+    return _lay_out(index)
 
 
 def cohort_href(facts: RunFacts, index: Index) -> str:

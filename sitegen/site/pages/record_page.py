@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import weakref
 import shlex
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
@@ -22,6 +21,7 @@ from sitegen.site.pages.compare import record_link
 from sitegen.facts.ranking import PUBLISHED
 from sitegen.facts.uncertainty import REPLICATES
 from sitegen.facts.index import Index, RunFacts
+from sitegen.facts.perindex import per_index
 from sitegen.site.text.labels import Link, Row
 from sitegen.site.text.markdown import render_markdown
 
@@ -162,17 +162,11 @@ def samples_document(facts: RunFacts) -> dict | None:
     return {"run": facts.name, "digest": facts.digest, "unit": "ns", **kept}
 
 
-_pretty_texts: dict[int, dict[str, str]] = {}
-
-
+@per_index
 def _pretty(index: Index) -> dict[str, str]:
     """Pretty-printed JSON of the shared documents (protocols, environments) of ``index``, by file and
     pointer: made once per document while the index lives, kept here rather than in the facts."""
-    found = _pretty_texts.get(id(index))
-    if found is None:
-        found = _pretty_texts[id(index)] = {}
-        weakref.finalize(index, _pretty_texts.pop, id(index), None)
-    return found
+    return {}
 
 
 def manifest_text(facts: RunFacts, index: Index) -> str:
