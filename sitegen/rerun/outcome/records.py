@@ -12,8 +12,7 @@ from typing import Any
 
 from sitegen.registry import layout
 from sitegen.core.digest import document_digest
-from sitegen.core.documents import named  # noqa: F401 (the rerun names its documents with it)
-from sitegen.core.formatversion import API_VERSION
+from sitegen.core.documents import document, named
 from sitegen.core import identity
 from sitegen.registry.layout import render
 from sitegen.core.problems import InputError, Problem
@@ -46,17 +45,16 @@ def implementation_doc(ref, op: dict[str, Any], *, run_version: str | None, vers
     revision = {"project": project, **{k: v for k, v in (
         ("commit", ref.commit), ("version", ref.dist_version), ("sourceDigest", ref.source_digest)) if v}}
     title = f"{project} {ref.dist_version}" if ref.dist_version else project
-    doc = {"apiVersion": API_VERSION, "kind": "ImplementationRevision",
-           "metadata": {"name": "", "title": f"{title} · {op['metadata'].get('title') or op['metadata']['name']}"},
-           "spec": {"name": ref.name, "projectRevision": revision, "operation": {"specDigest": document_digest(op)},
-                    "callable": {"module": module, "name": cls}}}
+    doc = document("ImplementationRevision",
+                   {"name": "", "title": f"{title} · {op['metadata'].get('title') or op['metadata']['name']}"},
+                   {"name": ref.name, "projectRevision": revision, "operation": {"specDigest": document_digest(op)},
+                    "callable": {"module": module, "name": cls}})
     return named(doc, f"{identity.name_slug(ref.name)}-{op['metadata']['name']}")
 
 
 def environment_doc(spec: dict[str, Any]) -> dict[str, Any]:
     hw = spec["hardware"]
-    doc = {"apiVersion": API_VERSION, "kind": "ExecutionEnvironment",
-           "metadata": {"name": "", "title": f"sitegen rerun host · {hw['product']}"}, "spec": spec}
+    doc = document("ExecutionEnvironment", {"name": "", "title": f"sitegen rerun host · {hw['product']}"}, spec)
     return named(doc, "rerun-" + identity.name_slug(hw["product"]))
 
 
@@ -96,7 +94,7 @@ def run_doc(op, case: Case, result: dict[str, Any], *, digests: dict[str, str], 
         "title": f"{op.title or identity.kernel_title(op.name)} · {case.impl} · {case.timed_pass}",
         "labels": {"harness": "sitegen-rerun", **({"dry_run": "true"} if dry_run else {})},
     }
-    return {"apiVersion": API_VERSION, "kind": "BenchmarkRun", "metadata": metadata, "spec": spec}
+    return document("BenchmarkRun", metadata, spec)
 
 
 def sign_runs(runs: list[dict[str, Any]], shared: list[dict[str, Any]], found, key_file: Path) -> None:
