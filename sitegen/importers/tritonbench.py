@@ -51,6 +51,14 @@ class TritonBench(HarnessImporter):
 
     def plan(self, path: Path, options: dict[str, Any]) -> Plan:
         plan, shown = Plan(), str(path)
+        # The file first: a file that is not TritonBench's output is the problem to name, not the
+        # date it would need.
+        if path.suffix.lower() == ".csv":
+            cells = self._csv(path, shown, options, plan)
+        else:
+            cells = self._json(path, shown, plan)
+        if plan.problems:
+            return plan
         if not options.get("observed_at"):
             plan.problems.append(Problem(shown, "$", "TritonBench's output records no date: pass --observed-at, when it was measured"))
             return plan
@@ -59,10 +67,6 @@ class TritonBench(HarnessImporter):
         except RowError as exc:
             plan.problems.append(Problem(shown, "$", str(exc)))
             return plan
-        if path.suffix.lower() == ".csv":
-            cells = self._csv(path, shown, options, plan)
-        else:
-            cells = self._json(path, shown, plan)
         results = []
         for (bench, x_val, provider), (where, metrics) in cells.items():
             plan.rows += 1

@@ -103,3 +103,14 @@ def test_a_bad_value_is_one_line_and_the_others_import(tmp_path):
             in result.stderr.splitlines())
     assert "Traceback" not in result.output
     assert len(documents(tmp_path / "records", "runs")) == 2
+
+
+def test_a_file_that_is_not_tritonbench_output_is_named_before_the_missing_date(tmp_path):
+    # Asking for --observed-at first would send the user to find a date for a file that cannot
+    # import anyway.
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps([1, 2, 3]))
+    result = run_import("tritonbench", path, tmp_path / "records", "--gpu", "AMD EPYC")
+    assert result.exit_code == 1
+    assert f"{path}: $: not TritonBench's --output-json output (an object of metrics)" in result.stderr.splitlines()
+    assert "--observed-at" not in result.stderr
