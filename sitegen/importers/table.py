@@ -197,14 +197,15 @@ def _text(row: dict[str, Any], column: str) -> str:
 
 
 def _number(row: dict[str, Any], column: str) -> float:
-    value = _cell(row, column)
+    written = value = _cell(row, column)
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
             raise RowError(f"{column}: {value!r} is not a number") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise RowError(f"{column}: {value!r} is not a finite number")
+        # The cell as the user wrote it: a CSV's "1e400" parses to inf, which the file never says.
+        raise RowError(f"{column}: {written!r} is not a finite number")
     return value
 
 

@@ -142,3 +142,14 @@ def test_without_a_gpu_column_gpu_names_it(tmp_path):
     result = run_import("table", source, tmp_path / "b", "--map", str(no_gpu), "--gpu", "NVIDIA H100 80GB HBM3")
     assert result.exit_code == 0, result.output
     assert {e["spec"]["hardware"]["product"] for e in documents(tmp_path / "b", "environments")} == {"NVIDIA H100 80GB HBM3"}
+
+
+def test_an_overflowing_cell_is_named_as_written(tmp_path):
+    # float("1e400") is inf: the line must quote the cell, not a value the file never holds.
+    source = _slice(tmp_path, 2, 3)
+    text = source.read_text().splitlines()
+    text[2] = text[2].replace("0.8101439476013184", "1e400")
+    source.write_text("\n".join(text) + "\n")
+    result = run_import("table", source, tmp_path / "records", "--map", str(MAP))
+    assert result.exit_code == 1
+    assert f"{source}: line 3: y_value_50: '1e400' is not a finite number" in result.stderr.splitlines()
