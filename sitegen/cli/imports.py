@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from sitegen.cli.options import CONTEXT, EXIT_HELP, OUTSIDE_LINKS, json_option, report
+from sitegen.core.problems import escape
 
 
 def run_importer(importer, path: Path, out: Path, options: dict[str, Any], as_json: bool) -> None:
@@ -23,7 +24,9 @@ def run_importer(importer, path: Path, out: Path, options: dict[str, Any], as_js
 
     plan = importer.plan(path, options)
     for warning in plan.warnings:
-        click.echo(warning, err=True)
+        # A skipped unit's line quotes the file (a benchmark's name, NVBench's skip reason): escaped
+        # as problems are, so a name holding a line break or a terminal escape stays one plain line.
+        click.echo(escape(warning), err=True)
     problems = list(plan.problems)
     summary = importer.report(plan)
     if plan.imported:

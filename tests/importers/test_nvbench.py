@@ -120,3 +120,16 @@ def test_cuda_bench_output_from_a_gpu_imports(tmp_path):
         (state,) = [s for b in data["benchmarks"] for s in b["states"]
                     if run["spec"]["sourceNative"]["externalId"] == f"{b['name']}/{s['name']}"]
         assert run["spec"]["sourceNative"]["metrics"]["nv.cold.time.gpu.mean"] == float(_gpu_mean(state)["value"])
+
+
+def test_a_skip_reason_with_a_line_break_and_a_terminal_escape_stays_one_plain_line(tmp_path):
+    # The reason is the file's text: unescaped, it could forge a line of the report or recolour
+    # the terminal.
+    path = edited(SOURCE, tmp_path, lambda data: data["benchmarks"][4]["states"][71].update(
+        skip_reason="Not a conversion.\nimported 999 of 999 state(s)\x1b[31m"))
+    result = run_import("nvbench", path, tmp_path / "records", *WHEN)
+    lines = result.stderr.splitlines()
+    assert (f"{path}: $.benchmarks[4].states[71]: skipped: NVBench skipped 'Device=1 In=F64 Out=F64': "
+            "Not a conversion.\\nimported 999 of 999 state(s)\\u001b[31m") in lines
+    assert "\x1b" not in result.stderr
+    assert not any(line.startswith("imported 999") for line in lines)
