@@ -382,10 +382,17 @@ class _Importer:
         self.plan.seen_day(self.date[:10])
 
 
-def _problem_order(file: str) -> tuple[int, str]:
+def _problem_order(file: str) -> tuple[int, int, str, str]:
+    """Numbered files in their numbers' order, then the rest by name.
+
+    Numbers compare as digit strings (shorter first, leading zeros dropped), exact at any length
+    without int(), which refuses past 4,300 digits and raises on digits that are not ASCII
+    ("²".isdigit() is true)."""
     number = file.split("_", 1)[0]
-    # Past 18 digits int() may refuse (the 4,300-digit limit); no real problem is numbered so.
-    return (int(number) if number.isdigit() and len(number) <= 18 else 1 << 30, file)
+    if number.isascii() and number.isdigit():
+        digits = number.lstrip("0")
+        return (0, len(digits), digits, file)
+    return (1, 0, "", file)
 
 
 def plan_import(root: Path) -> tuple[Plan, str | None]:

@@ -204,6 +204,17 @@ def test_problems_are_taken_in_numeric_order(tmp_path):
     assert [path for _, path, _ in _problems(plan)] == ["$.level1['1_C.py']", "$.level1['9_B.py']", "$.level1['10_A.py']"]
 
 
+def test_problem_numbers_of_any_length_keep_numeric_order_and_other_digits_sort_after(tmp_path):
+    # 3e18 before 2e19 (a bound on the digits once sorted both as text); "²" is a digit to
+    # str.isdigit but not to int(), which raised on it.
+    names = ("20000000000000000000_X.py", "3000000000000000000_Y.py", "007_Z.py", "²_D.py", "Q_E.py")
+    timings = {"baseline_time_torch.json": {"level1": {name: {**TIMING, "mean": "x"} for name in names}}}
+    plan, _ = plan_import(_snapshot(tmp_path, timings, {name: RELU for name in names}))
+    assert [path for _, path, _ in _problems(plan)] == [
+        "$.level1['007_Z.py']", "$.level1['3000000000000000000_Y.py']", "$.level1['20000000000000000000_X.py']",
+        "$.level1['Q_E.py']", "$.level1['²_D.py']"]
+
+
 def test_an_unreadable_problem_is_skipped_with_one_warning_for_all_its_timings(tmp_path):
     problems = {"1_ReLU.py": RELU.replace("torch.randn(4, 8)", "make()"), "2_Bytes.py": "x = 1\n"}
     timings = {f"baseline_time_{c}.json": {"level1": {"1_ReLU.py": TIMING}} for c in ("torch", "torch_compile_cudagraphs")}
@@ -502,6 +513,27 @@ def test_git_that_fails_is_one_line_naming_the_checkout(tmp_path, monkeypatch):
     assert (problem.file, problem.path) == (str(root), "$")
     # git's own reason, not the command line sitegen ran.
     assert problem.message.startswith("cannot read the commit with git: fatal: not a git repository")
+
+
+@pytest.mark.parametrize(("failure", "reason"), [
+    (FileNotFoundError(2, "No such file or directory", "git"), "[Errno 2] No such file or directory: 'git'"),
+    (subprocess.CalledProcessError(128, ["git", "log"], stderr=""), "Command '['git', 'log']' returned non-zero exit status 128."),
+    (subprocess.CalledProcessError(128, ["git", "log"], stderr="warning: x\nfatal: bad object HEAD\n"), "fatal: bad object HEAD"),
+])
+def test_git_that_fails_without_saying_why_is_named_by_its_error(tmp_path, monkeypatch, failure, reason):
+    # No git on the PATH, or a git that fails silently: the line still says what failed; with
+    # several lines on stderr, git's last (its fatal reason) is the one shown.
+    root = _snapshot(tmp_path, {})
+    (root / ".git").mkdir()
+
+    def fails(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(subprocess, "run", fails)
+    with pytest.raises(InputError) as caught:
+        kernelbench.revision(root)
+    [problem] = caught.value.problems
+    assert problem.message == f"cannot read the commit with git: {reason}"
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
