@@ -25,7 +25,7 @@ COUNT_FILE = os.environ.get("SITEGEN_COUNT_FILE")
 count = 0
 syncs = 0
 # Points are counted in the command's own process: forked loaders and renderers inherit the
-# count, and killing one of them tests what tests/site/test_document_cache.py and
+# count, and killing one of them tests what tests/site/test_build_documents.py and
 # test_incremental_build.py plant directly (one line, nothing changed), not a kill of the command.
 MAIN = os.getpid()
 
