@@ -192,6 +192,29 @@ def test_a_lock_forks_only_for_folders_with_a_file_to_read(registry, monkeypatch
     assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
 
 
+_LOCK_IMPORTS = """
+import sys
+from sitegen.state import filestats
+filestats._clock = lambda: filestats.time.time_ns() + 60 * 10**9
+from sitegen.cli.main import main
+main(["lock", sys.argv[1]], standalone_mode=False)
+print(sorted(m for m in ("pydantic", "sitegen.format.model") if m in sys.modules))
+"""
+
+
+def test_a_lock_that_validates_nothing_imports_no_models(registry):
+    # The models (pydantic) were a quarter of a lock that takes every document from the build state.
+    import subprocess
+    import sys
+
+    def imported() -> str:
+        done = subprocess.run([sys.executable, "-c", _LOCK_IMPORTS, str(registry)], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    imported()  # the first lock validates every document
+    assert imported() == "[]"
+
+
 def test_a_bad_file_is_reported_as_by_verify_full_on_any_number_of_processes(registry, forks):
     _a_run(registry).write_text('{"apiVersion": 1}')
     cached, full = cli("verify", registry), cli("verify", "--full", registry)
