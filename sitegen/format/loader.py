@@ -11,17 +11,21 @@ import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+# The models (pydantic) are imported where a document is validated, not here: `lock`, `verify`
+# and `attest` of an unchanged registry take every document from the build state and never
+# validate one, and importing the models was a quarter of such a command.
 
 from sitegen.core.digest import document_digest
-from sitegen.format.migrate import migrate
-from sitegen.format.model import BUNDLE_KINDS, KINDS, Document
-from sitegen.format.model.common import PATTERN_HELP
 from sitegen.core.problems import InputError, Problem, json_path
 from sitegen.core.inputfile import read_regular
 from sitegen.core.strictjson import MAX_FILE_BYTES, parse_bytes
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from sitegen.format.model import Document
 
 
 
@@ -79,6 +83,8 @@ _MESSAGES = {
 
 def validation_problems(exc: ValidationError, file: str, prefix: tuple[str, ...], extra: str = "unknown field") -> list[Problem]:
     """pydantic's errors as Problems, worded alike for records and settings files."""
+    from sitegen.format.model.common import PATTERN_HELP
+
     seen: dict[str, str] = {}
     for error in exc.errors(include_url=False):
         loc = error["loc"]
@@ -95,6 +101,11 @@ def validation_problems(exc: ValidationError, file: str, prefix: tuple[str, ...]
 
 def validate_document(raw: Any, file: str, prefix: tuple[str, ...] = ()) -> Record:
     """Validate one parsed document; raise InputError with its problems."""
+    from pydantic import ValidationError
+
+    from sitegen.format.migrate import migrate
+    from sitegen.format.model import KINDS
+
     where = json_path(prefix)
 
     def fail(sub: str, message: str) -> InputError:
@@ -130,6 +141,8 @@ def load_file(path: Path, registry: Path | None = None) -> list[Record]:
 
 def load_bytes(data: bytes, name: str) -> list[Record]:
     """Every document of a file's bytes; ``name`` is the file, for problems."""
+    from sitegen.format.model import BUNDLE_KINDS, KINDS
+
     raw = parse_bytes(data, name)
     if isinstance(raw, dict) and "kind" not in raw and set(raw) & set(BUNDLE_KINDS):
         unknown = sorted(set(raw) - set(BUNDLE_KINDS))

@@ -84,13 +84,15 @@ def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 
     """What loader.load_paths([root]) finds, as Summaries, computing only what ``state`` lacks.
 
     A file that fails to load is reported exactly as load_paths reports it, and never
-    kept. The folders are shared out among ``jobs`` forked processes, each reading and
-    hashing its files and summarizing those its folder's entries lack: on a first lock that
-    is loading every document, after an edit it is still reading every file. The workers
-    send back what changed; this process alone writes it.
+    kept. The folders with a file to read (one whose stat does not vouch for bytes already
+    summarized) are shared out among ``jobs`` forked processes, each reading and hashing its
+    files and summarizing those its folder's entries lack: on a first lock that is loading
+    every document. The other folders are looked up here, so after a one-run edit one folder
+    is read and no process forked. The workers send back what changed; this process alone
+    writes it.
     """
     work = by_folder(root)
-    stored = state.summaries()
+    stored = {folder: _stored(text) for folder, text in state.summaries().items()}
     stats = FileStats(state)
     known = _known_by_stat(work, stats)
     code_version()  # made once, before the processes fork
@@ -105,11 +107,17 @@ def load_summaries(root: Path, reference_fields, state: BuildState, jobs: int = 
     def summarize_folder(i: int):
         folder, files = work[i]
         built = (lambda: reader(folder)) if folder in documented else dict
-        return _summarize_folder(files, stored.get(folder), reference_fields, root, known, built)
+        return _summarize_folder(files, stored.get(folder, {}), reference_fields, root, known, built)
 
+    # Only folders with a file to read go to the processes: one whose every file's stat vouches for
+    # bytes it has summaries of takes this process a lookup per file, and forking, with the
+    # results pickled back, would cost more than that (after a one-run edit, most of the lock).
     # Largest folders first, so that no process is left with a large one at the end.
-    order = sorted(range(len(work)), key=lambda i: -len(work[i][1]))
+    code = code_version().encode()
+    order = sorted((i for i, (folder, files) in enumerate(work) if not _vouched(files, stored.get(folder, {}), known, code)),
+                   key=lambda i: -len(work[i][1]))
     done = dict(zip(order, forked_map(summarize_folder, order, jobs, where=str(root), doing="loading records"), strict=True))
+    done.update((i, summarize_folder(i)) for i in range(len(work)) if i not in done)
     summaries: list[Summary] = []
     problems: list[Problem] = []
     changed: dict[str, str] = {}
@@ -136,6 +144,12 @@ def _known_by_stat(work, stats: FileStats) -> dict[str, str]:
             if (sha256 := stats.lookup(name, relative)[1]) is not None:
                 known[relative] = sha256
     return known
+
+
+def _vouched(files: list[tuple[str, str]], cached: dict, known: dict[str, str], code: bytes) -> bool:
+    """Whether every file of a folder has a stat that vouches for its bytes and a stored entry under them, by
+    key alone: _summarize_folder still reads any file whose entry is damaged."""
+    return all((sha256 := known.get(relative)) is not None and _key(code, sha256) in cached for _, relative in files)
 
 
 def _same_stat(name: str, before: os.stat_result) -> bool:
@@ -165,16 +179,15 @@ def _built(entry, sha256: str, name: str) -> list[Record] | None:
     return BuildState.entry_records(entry, name)
 
 
-def _summarize_folder(files: list[tuple[str, str]], stored: str | None, reference_fields, root: Path,
+def _summarize_folder(files: list[tuple[str, str]], cached: dict, reference_fields, root: Path,
                       known: dict[str, str], built: Callable[[], dict] = dict) -> tuple[list[tuple[str, dict]], list[Problem], str | None, list[tuple]]:
-    """(file, entry) of each document of one folder, taken from its ``stored`` entries where the bytes
+    """(file, entry) of each document of one folder, taken from its stored entries (``cached``, parsed) where the bytes
     match, and its problems; the folder's entries as JSON if they changed, else None; and
     (relative, stat, sha256) of each plain file read, for sitegen.state.filestats.
 
     A file whose stat vouches for its bytes (``known``) is not read when an entry for those
     bytes is stored. A file read is validated again unless ``built()`` (the folder's documents as a
     build kept them, read when first needed) holds its documents made from the same bytes."""
-    cached = _stored(stored)
     code = code_version().encode()
     used: dict[str, list[dict]] = {}
     entries: list[tuple[str, dict]] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,53 @@ def test_a_lock_on_any_number_of_processes_equals_a_lock_from_scratch(registry, 
     assert cli("verify", registry).exit_code == 0
     jobs, pools = forks
     assert pools == ([] if jobs == 1 else [jobs] * 3)
+
+
+def test_a_lock_forks_only_for_folders_with_a_file_to_read(registry, monkeypatch):
+    # After a one-run edit every other folder's files are known by their stat: looked up in this
+    # process, with no pool forked to send their summaries back.
+    from sitegen.core import forkpool
+    from sitegen.state import filestats
+
+    pools, pool = [], forkpool.forked_pool
+    monkeypatch.setattr(forkpool, "default_jobs", lambda: 3)
+    monkeypatch.setattr(forkpool, "forked_pool", lambda task, jobs, **kw: pools.append(jobs) or pool(task, jobs, **kw))
+    monkeypatch.setattr(filestats, "_clock", lambda: time.time_ns() + 60 * 10**9)  # every file is old enough to vouch
+    reads, read = [], summaries.read_regular
+    monkeypatch.setattr(summaries, "read_regular", lambda name, *a, **k: reads.append(name) or read(name, *a, **k))
+    (registry / LOCK_NAME).unlink()
+    assert cli("lock", registry).exit_code == 0
+    assert pools == [3]
+    pools.clear()
+    assert cli("lock", registry).exit_code == 0
+    assert pools == [] and reads == []
+    _edit_latency(_a_run(registry))
+    assert cli("lock", registry).exit_code == 0
+    assert pools == [] and reads == [str(_a_run(registry))]
+    assert (registry / LOCK_NAME).read_bytes() == lock_contents(open_registry(registry, check_lock_file=False))
+
+
+_LOCK_IMPORTS = """
+import sys
+from sitegen.state import filestats
+filestats._clock = lambda: filestats.time.time_ns() + 60 * 10**9
+from sitegen.cli.main import main
+main(["lock", sys.argv[1]], standalone_mode=False)
+print(sorted(m for m in ("pydantic", "sitegen.format.model") if m in sys.modules))
+"""
+
+
+def test_a_lock_that_validates_nothing_imports_no_models(registry):
+    # The models (pydantic) were a quarter of a lock that takes every document from the build state.
+    import subprocess
+    import sys
+
+    def imported() -> str:
+        done = subprocess.run([sys.executable, "-c", _LOCK_IMPORTS, str(registry)], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    imported()  # the first lock validates every document
+    assert imported() == "[]"
 
 
 def test_a_bad_file_is_reported_as_by_verify_full_on_any_number_of_processes(registry, forks):
