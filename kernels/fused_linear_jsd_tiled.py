@@ -78,10 +78,11 @@ def _logits_stats_kernel(
         tl.store(Z + rm.to(tl.int64)[:, None] * stride_zm + rn[None, :], acc, mask=mask_m[:, None] & mask_n[None, :])
         if STATS:  # off only for the benchmark's GEMM-alone row, which prices the epilogue
             # This tile's share of each row's log-sum-exp, in base 2; every tile has at least one
-            # column inside V, so the maximum is finite.
-            u = tl.where(mask_n[None, :], acc * c, -float("inf"))
-            tmax = tl.max(u, 1)
-            tsum = tl.sum(_exp2(u - tmax[:, None], FAST), 1)
+            # column inside V, so the maximum is finite. The max is taken on acc and scaled after
+            # (c > 0) so no second [BLOCK_M, BLOCK_N] tensor lives beside acc: with u = acc * c
+            # held whole, ptxas spilled at 128 x 256 x 8 warps (255 registers, 8 STL), now 249, none.
+            tmax = tl.max(tl.where(mask_n[None, :], acc, -float("inf")), 1) * c
+            tsum = tl.sum(tl.where(mask_n[None, :], _exp2(acc * c - tmax[:, None], FAST), 0.0), 1)
             p = rm.to(tl.int64) * stride_pm + pn
             tl.store(PMAX + p, tmax, mask=mask_m)
             tl.store(PSUM + p, tsum, mask=mask_m)
