@@ -60,7 +60,8 @@ def make_impls(args):
     ours = fused.FusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature)
     candidate = fused.FusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature, variant="tiled")
     impls = {"sitegen": lambda xs, ws, xt, wt: ours(xs, ws, xt, wt),
-             "sitegen.tiled": lambda xs, ws, xt, wt: candidate(xs, ws, xt, wt)}
+             "sitegen.tiled": lambda xs, ws, xt, wt: candidate(xs, ws, xt, wt),
+             "sitegen.tiled[tma]": functools.partial(with_tma, candidate)}
     try:
         from liger_kernel.transformers import LigerFusedLinearJSD
 
@@ -85,6 +86,15 @@ def with_row_config(module, config, xs, ws, xt, wt):
         return module(xs, ws, xt, wt)
     finally:
         fused._ROW_CONFIG_GPU = saved
+
+
+def with_tma(module, xs, ws, xt, wt):
+    """The tiled candidate with its logits GEMM's operand tiles fetched by TMA."""
+    saved, tiled.USE_TMA = tiled.USE_TMA, True
+    try:
+        return module(xs, ws, xt, wt)
+    finally:
+        tiled.USE_TMA = saved
 
 
 def bench(fn, args):
@@ -146,10 +156,12 @@ def gemm_rows(dtype_name, xs, ws, xt, wt, fwd_gemm, args):
 
     variants = [("cuBLAS fp32-out", None, chunked(fused._logits_fp32))]
     for cfg in filter(None, args.gemm_configs.split(",")):
-        config = tuple(int(n) for n in cfg.split("x"))
+        tma = cfg.startswith("tma:")
+        config = tuple(int(n) for n in cfg.removeprefix("tma:").split("x"))
         for stats in (False, True):
-            one = functools.partial(lambda cf, st, x, w, out: tiled.logits_with_stats(x, w, out, 1.0, stats=st, config=cf),
-                                    config, stats)
+            one = functools.partial(
+                lambda cf, st, tm, x, w, out: tiled.logits_with_stats(x, w, out, 1.0, stats=st, config=cf, tma=tm),
+                config, stats, tma)
             variants.append((f"triton {cfg}{' +lse' if stats else ''}", cfg, chunked(one)))
     rows, base = [], None
     for name, cfg, fn in variants:
@@ -272,11 +284,12 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=128256)
     p.add_argument("--beta", type=float, default=0.5)
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--impls", default="sitegen,sitegen.tiled,liger,torch,torch.compile,matmul+sitegen_jsd")
+    p.add_argument("--impls", default="sitegen,sitegen.tiled,sitegen.tiled[tma],liger,torch,torch.compile,matmul+sitegen_jsd")
     p.add_argument("--chunks", default="", help="also time the fused head at these chunk sizes (tuning)")
     p.add_argument("--row-configs", default="", help="also time these row-kernel configs, BLOCKxWARPS (tuning)")
-    p.add_argument("--gemm-configs", default="128x256x64x8x8x3,128x128x64x8x4x4,128x256x64x8x8x4",
-                   help="Triton logits-GEMM configs to time against cuBLAS, BMxBNxBKxGROUPxWARPSxSTAGES ('' for none)")
+    p.add_argument("--gemm-configs", default="128x256x64x8x8x3,128x128x64x8x8x4,tma:128x256x64x8x8x3,tma:128x256x64x8x8x4",
+                   help="Triton logits-GEMM configs to time against cuBLAS, BMxBNxBKxGROUPxWARPSxSTAGES, "
+                        "tma: before one for TMA operand loads ('' for none)")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                    help="cpu: run every code path once at tiny sizes under TRITON_INTERPRET=1 (a smoke test)")
     p.add_argument("--warmup", type=int, default=300, help="do_bench warm-up, ms")

@@ -18,9 +18,11 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 from linear_jsd_checks import DEVICE, FusedLinearJSD, check, head_inputs, labels, normwise, run_module  # noqa: E402
 
 try:
-    from sitegen.kernels.fused_linear_jsd_tiled import logits_with_stats
+    from sitegen.kernels import fused_linear_jsd_tiled as tiled
 except ImportError:  # sitegen not installed (the GPU machine): the repo's kernels/ directly
-    from kernels.fused_linear_jsd_tiled import logits_with_stats
+    from kernels import fused_linear_jsd_tiled as tiled
+
+logits_with_stats = tiled.logits_with_stats
 
 BT, HS, HT, V = 13, 24, 40, 101
 LOG2E = 1.4426950408889634
@@ -36,17 +38,30 @@ def test_matches_float64_reference(dtype, beta, temperature, label_kind):
     check(xs, ws, xt, wt, lab, beta=beta, temperature=temperature, chunk_rows=5, variant="tiled")
 
 
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
 @pytest.mark.parametrize("temperature", [1.0, 2.0, 0.7])
-def test_epilogue_log_sum_exp_is_the_rows(temperature):
+def test_epilogue_log_sum_exp_is_the_rows(temperature, tma):
     # Each row's log-sum-exp is combined from four column tiles' maxima and sums (the last one
     # partial); float64 torch on the same products is the reference.
     (xs, ws, _, _), _ = head_inputs(BT, HS, HT, V, torch.float32, seed=17, logit_std=8.0)
+    assert tiled._tma_ok(xs, ws)  # else tma=True would quietly take the pointer kernel
     out = torch.empty(BT, V, dtype=torch.float32, device=DEVICE)
-    lse2 = logits_with_stats(xs, ws, out, 1.0 / temperature)
+    lse2 = logits_with_stats(xs, ws, out, 1.0 / temperature, tma=tma)
     z = xs.double() @ ws.double().t()
     torch.testing.assert_close(out.double(), z, rtol=1e-5, atol=1e-5)
     expected = torch.logsumexp(z / temperature, dim=1) * LOG2E
     torch.testing.assert_close(lse2.double(), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("beta", [0.0, 0.37, 1.0])
+def test_tma_loads_match_float64_reference(monkeypatch, dtype, beta):
+    # Chunks of 5 rows start at 16-byte multiples (5 x 24 x 2 bytes), so every chunk takes TMA;
+    # K 24 and 40 end in partial K tiles, which TMA must zero-fill.
+    monkeypatch.setattr(tiled, "USE_TMA", True)
+    (xs, ws, xt, wt), g = head_inputs(BT, HS, HT, V, dtype, seed=43)
+    assert all(tiled._tma_ok(x[s:], w) for x, w in ((xs, ws), (xt, wt)) for s in range(0, BT, 5))
+    check(xs, ws, xt, wt, labels(BT, g), beta=beta, temperature=2.0, chunk_rows=5, variant="tiled")
 
 
 def test_agrees_with_the_shipped_head():

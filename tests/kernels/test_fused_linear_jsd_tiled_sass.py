@@ -1,5 +1,6 @@
 """The tiled head's logits GEMM as ptxas builds it for an H100 (sm_90a), checked without a GPU:
-the tensor-core path (HGMMA), the pipelined tile loads (LDGSTS, cp.async) and no register spills
+the tensor-core path (HGMMA), the pipelined tile loads (LDGSTS, cp.async; UTMALDG in the TMA
+kernel) and no register spills
 (STL) in the configs the benchmark's GPU call times. A spill in the epilogue would cost every
 tile, and the GPU call that would show it is a single one, so it is caught here first.
 
@@ -35,16 +36,17 @@ if not os.path.exists(os.path.join(BIN, "cuobjdump")):
 ALIGNED = ("X", "W", "Z", "PMAX", "PSUM", "M", "N", "K", "stride_xm", "stride_wn", "stride_zm")
 
 
-def sass(config, stats, cubin_path):
+def sass(config, stats, tma, cubin_path):
     """The SASS of one config, compiled in this process: Triton must not be in interpreter mode."""
     bm, bn, bk, group, warps, stages = config
-    fn = tiled._logits_stats_kernel
+    fn = tiled._logits_stats_tma_kernel if tma else tiled._logits_stats_kernel
     constexprs = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, NUM_PROGRAMS=132, IEEE=False,
                       UPCAST=False, FAST=True, STATS=stats)
-    pointers = {"X": "*bf16", "W": "*bf16", "Z": "*fp32", "PMAX": "*fp32", "PSUM": "*fp32"}
+    pointers = {"X": "*bf16", "W": "*bf16", "Z": "*fp32", "PMAX": "*fp32", "PSUM": "*fp32",
+                "x_desc": f"tensordesc<bf16[{bm}, {bk}]>", "w_desc": f"tensordesc<bf16[{bn}, {bk}]>"}
     scalars = {name: "constexpr" for name in constexprs} | {"c": "fp32"}
     signature = {name: pointers.get(name) or scalars.get(name, "i32") for name in fn.arg_names}
-    attrs = {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in ALIGNED}
+    attrs = {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in ALIGNED if name in fn.arg_names}
     kernel = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": warps, "num_stages": stages})
     with open(cubin_path, "wb") as f:
@@ -53,24 +55,26 @@ def sass(config, stats, cubin_path):
                           check=True).stdout
 
 
-def compiled_elsewhere(config, stats, tmp_path):
+def compiled_elsewhere(config, stats, tma, tmp_path):
     """sass() in a child process: this one's Triton may be the interpreter (tests/kernels/conftest.py)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    args = [sys.executable, __file__, "x".join(map(str, config)), str(int(stats)), str(tmp_path / "k.cubin")]
+    args = [sys.executable, __file__, "x".join(map(str, config)), str(int(stats)), str(int(tma)), str(tmp_path / "k.cubin")]
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
 
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
 @pytest.mark.parametrize("stats", [False, True], ids=["plain", "with-lse"])
-@pytest.mark.parametrize("config", [tiled._GEMM_CONFIG["bf16"], (128, 256, 64, 8, 8, 4)], ids=str)
-def test_logits_gemm_uses_wgmma_pipelines_and_does_not_spill(config, stats, tmp_path):
-    code = compiled_elsewhere(config, stats, tmp_path)
+@pytest.mark.parametrize("config", [tiled._GEMM_CONFIG["bf16"], (128, 256, 64, 8, 8, 4), (128, 128, 64, 8, 8, 4)], ids=str)
+def test_logits_gemm_uses_wgmma_pipelines_and_does_not_spill(config, stats, tma, tmp_path):
+    code = compiled_elsewhere(config, stats, tma, tmp_path)
     assert "HGMMA" in code, "no Hopper tensor-core instruction"
-    assert "LDGSTS" in code, "tile loads are not asynchronous copies: the K loop is not pipelined"
+    copy = "UTMALDG" if tma else "LDGSTS"  # TMA loads, or cp.async
+    assert copy in code, f"no {copy}: the tile loads are not asynchronous copies, so the K loop is not pipelined"
     assert code.count("STL") == 0, f"{code.count('STL')} register spills"
 
 
 if __name__ == "__main__":
-    print(sass(tuple(int(n) for n in sys.argv[1].split("x")), bool(int(sys.argv[2])), sys.argv[3]))
+    print(sass(tuple(int(n) for n in sys.argv[1].split("x")), bool(int(sys.argv[2])), bool(int(sys.argv[3])), sys.argv[4]))
