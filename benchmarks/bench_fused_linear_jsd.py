@@ -36,10 +36,10 @@ import torch
 import triton
 
 try:
-    from sitegen.kernels import fused_linear_jsd as fused, fused_linear_jsd_tiled as tiled, jsd, linear_jsd_reference as ref
+    from sitegen.kernels import fused_linear_jsd as fused, fused_linear_jsd_tiled as tiled, jsd, linear_jsd_logits as gemm, linear_jsd_reference as ref
 except ImportError:  # not installed (the GPU machine): the repo's kernels/ directly
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from kernels import fused_linear_jsd as fused, fused_linear_jsd_tiled as tiled, jsd, linear_jsd_reference as ref
+    from kernels import fused_linear_jsd as fused, fused_linear_jsd_tiled as tiled, jsd, linear_jsd_logits as gemm, linear_jsd_reference as ref
 
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -61,7 +61,8 @@ def make_impls(args):
     candidate = fused.FusedLinearJSD(jsd_beta=args.beta, temperature=args.temperature, variant="tiled")
     impls = {"sitegen": lambda xs, ws, xt, wt: ours(xs, ws, xt, wt),
              "sitegen.tiled": lambda xs, ws, xt, wt: candidate(xs, ws, xt, wt),
-             "sitegen.tiled[tma]": functools.partial(with_tma, candidate)}
+             **{f"sitegen.tiled[{'+'.join(f)}]": functools.partial(with_flags, candidate, f)
+                for f in (("tma",), ("fp16",), ("tma", "fp16"))}}
     try:
         from liger_kernel.transformers import LigerFusedLinearJSD
 
@@ -88,13 +89,14 @@ def with_row_config(module, config, xs, ws, xt, wt):
         fused._ROW_CONFIG_GPU = saved
 
 
-def with_tma(module, xs, ws, xt, wt):
-    """The tiled candidate with its logits GEMM's operand tiles fetched by TMA."""
-    saved, tiled.USE_TMA = tiled.USE_TMA, True
+def with_flags(module, flags, xs, ws, xt, wt):
+    """The tiled candidate with its GEMM's operand tiles by TMA ("tma") and/or fp16 logits ("fp16")."""
+    saved = gemm.USE_TMA, tiled.HALF_LOGITS
+    gemm.USE_TMA, tiled.HALF_LOGITS = "tma" in flags, "fp16" in flags
     try:
         return module(xs, ws, xt, wt)
     finally:
-        tiled.USE_TMA = saved
+        gemm.USE_TMA, tiled.HALF_LOGITS = saved
 
 
 def bench(fn, args):
@@ -147,22 +149,24 @@ def gemm_rows(dtype_name, xs, ws, xt, wt, fwd_gemm, args):
     zs = torch.empty(c, v, dtype=torch.float32, device=xs.device)
     zt = torch.empty_like(zs)
 
-    def chunked(one):
+    def chunked(one, half=False):
+        bs, bt_ = (zs.view(torch.float16)[:, :v], zt.view(torch.float16)[:, :v]) if half else (zs, zt)
+
         def run():
             for s in range(0, bt, c):
-                one(xs[s:s + c], ws, zs[: min(c, bt - s)])
-                one(xt[s:s + c], wt, zt[: min(c, bt - s)])
+                one(xs[s:s + c], ws, bs[: min(c, bt - s)])
+                one(xt[s:s + c], wt, bt_[: min(c, bt - s)])
         return run
 
     variants = [("cuBLAS fp32-out", None, chunked(fused._logits_fp32))]
     for cfg in filter(None, args.gemm_configs.split(",")):
         tma = cfg.startswith("tma:")
         config = tuple(int(n) for n in cfg.removeprefix("tma:").split("x"))
-        for stats in (False, True):
+        for form in ("", " +lse", " +lse fp16"):
             one = functools.partial(
-                lambda cf, st, tm, x, w, out: tiled.logits_with_stats(x, w, out, 1.0, stats=st, config=cf, tma=tm),
-                config, stats, tma)
-            variants.append((f"triton {cfg}{' +lse' if stats else ''}", cfg, chunked(one)))
+                lambda cf, st, tm, x, w, out: gemm.logits_with_stats(x, w, out, 1.0, stats=st, config=cf, tma=tm),
+                config, bool(form), tma)
+            variants.append((f"triton {cfg}{form}", cfg, chunked(one, half="fp16" in form)))
     rows, base = [], None
     for name, cfg, fn in variants:
         ms = attempt(f"{dtype_name} BT {bt} {name}", lambda: bench(fn, args))
@@ -284,7 +288,8 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=128256)
     p.add_argument("--beta", type=float, default=0.5)
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--impls", default="sitegen,sitegen.tiled,sitegen.tiled[tma],liger,torch,torch.compile,matmul+sitegen_jsd")
+    p.add_argument("--impls", default="sitegen,sitegen.tiled,sitegen.tiled[tma],sitegen.tiled[fp16],sitegen.tiled[tma+fp16],"
+                                      "liger,torch,torch.compile,matmul+sitegen_jsd")
     p.add_argument("--chunks", default="", help="also time the fused head at these chunk sizes (tuning)")
     p.add_argument("--row-configs", default="", help="also time these row-kernel configs, BLOCKxWARPS (tuning)")
     p.add_argument("--gemm-configs", default="128x256x64x8x8x3,128x128x64x8x8x4,tma:128x256x64x8x8x3,tma:128x256x64x8x8x4",

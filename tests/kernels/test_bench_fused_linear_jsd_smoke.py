@@ -27,17 +27,19 @@ def load_bench():
 def test_every_row_is_measured_and_written(tmp_path, capsys):
     out = tmp_path / "smoke"
     load_bench().main(["--device", "cpu", "--bts", "6,11", "--hidden", "24", "--vocab", "101",
-                       "--impls", "sitegen,sitegen.tiled,sitegen.tiled[tma],matmul+sitegen_jsd",
+                       "--impls", "sitegen,sitegen.tiled,sitegen.tiled[tma],sitegen.tiled[tma+fp16],matmul+sitegen_jsd",
                        "--gemm-configs", "8x32x16x2x1x1,tma:8x32x16x2x1x1",
                        "--out", str(out)])
     failed = [line for line in capsys.readouterr().err.splitlines() if " BT " in line]
     assert not failed  # each failed measurement prints one line naming its dtype, BT and row
     doc = json.loads((tmp_path / "smoke.json").read_text())
     assert [(r["bt"], r["impl"]) for r in doc["rows"]] == [
-        (bt, impl) for bt in (6, 11) for impl in ("sitegen", "sitegen.tiled", "sitegen.tiled[tma]", "matmul+sitegen_jsd")]
+        (bt, impl) for bt in (6, 11)
+        for impl in ("sitegen", "sitegen.tiled", "sitegen.tiled[tma]", "sitegen.tiled[tma+fp16]", "matmul+sitegen_jsd")]
     assert [(r["bt"], r["gemm"]) for r in doc["gemm_rows"]] == [
-        (bt, g) for bt in (6, 11) for g in ("cuBLAS fp32-out", "triton 8x32x16x2x1x1", "triton 8x32x16x2x1x1 +lse",
-                                            "triton tma:8x32x16x2x1x1", "triton tma:8x32x16x2x1x1 +lse")]
+        (bt, f"triton {cfg}{form}" if cfg else "cuBLAS fp32-out") for bt in (6, 11)
+        for cfg, form in [(None, None)] + [(c, f) for c in ("8x32x16x2x1x1", "tma:8x32x16x2x1x1")
+                                           for f in ("", " +lse", " +lse fp16")]]
     for row in doc["rows"]:
         empty = [k for k, v in row.items() if v is None and k != "extra_peak_gb"]  # no memory counter on a CPU
         assert not empty, (row["impl"], empty)
@@ -56,5 +58,5 @@ def test_a_failing_row_is_reported_and_the_run_goes_on(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "bf16 BT 6 triton 8x32:" in err and "ValueError" in err
     doc = json.loads((tmp_path / "smoke.json").read_text())
-    assert [r["ms"] is None for r in doc["gemm_rows"]] == [False, True, True, False, False]
+    assert [r["ms"] is None for r in doc["gemm_rows"]] == [False, True, True, True, False, False, False]
     assert doc["rows"][0]["full_ms"] is not None

@@ -18,11 +18,11 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 from linear_jsd_checks import DEVICE, FusedLinearJSD, check, head_inputs, labels, normwise, run_module  # noqa: E402
 
 try:
-    from sitegen.kernels import fused_linear_jsd_tiled as tiled
+    from sitegen.kernels import fused_linear_jsd_tiled as tiled, linear_jsd_logits as gemm
 except ImportError:  # sitegen not installed (the GPU machine): the repo's kernels/ directly
-    from kernels import fused_linear_jsd_tiled as tiled
+    from kernels import fused_linear_jsd_tiled as tiled, linear_jsd_logits as gemm
 
-logits_with_stats = tiled.logits_with_stats
+logits_with_stats = gemm.logits_with_stats
 
 BT, HS, HT, V = 13, 24, 40, 101
 LOG2E = 1.4426950408889634
@@ -44,7 +44,7 @@ def test_epilogue_log_sum_exp_is_the_rows(temperature, tma):
     # Each row's log-sum-exp is combined from four column tiles' maxima and sums (the last one
     # partial); float64 torch on the same products is the reference.
     (xs, ws, _, _), _ = head_inputs(BT, HS, HT, V, torch.float32, seed=17, logit_std=8.0)
-    assert tiled._tma_ok(xs, ws)  # else tma=True would quietly take the pointer kernel
+    assert gemm._tma_ok(xs, ws)  # else tma=True would quietly take the pointer kernel
     out = torch.empty(BT, V, dtype=torch.float32, device=DEVICE)
     lse2 = logits_with_stats(xs, ws, out, 1.0 / temperature, tma=tma)
     z = xs.double() @ ws.double().t()
@@ -58,10 +58,44 @@ def test_epilogue_log_sum_exp_is_the_rows(temperature, tma):
 def test_tma_loads_match_float64_reference(monkeypatch, dtype, beta):
     # Chunks of 5 rows start at 16-byte multiples (5 x 24 x 2 bytes), so every chunk takes TMA;
     # K 24 and 40 end in partial K tiles, which TMA must zero-fill.
-    monkeypatch.setattr(tiled, "USE_TMA", True)
+    monkeypatch.setattr(gemm, "USE_TMA", True)
     (xs, ws, xt, wt), g = head_inputs(BT, HS, HT, V, dtype, seed=43)
-    assert all(tiled._tma_ok(x[s:], w) for x, w in ((xs, ws), (xt, wt)) for s in range(0, BT, 5))
+    assert all(gemm._tma_ok(x[s:], w) for x, w in ((xs, ws), (xt, wt)) for s in range(0, BT, 5))
     check(xs, ws, xt, wt, labels(BT, g), beta=beta, temperature=2.0, chunk_rows=5, variant="tiled")
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["pointers", "tma"])
+@pytest.mark.parametrize("beta", [0.0, 0.37, 1.0])
+@pytest.mark.parametrize("temperature", [1.0, 2.0])
+def test_fp16_logits_match_float64_reference(monkeypatch, beta, temperature, tma):
+    # bf16 inputs store the logits as fp16 relative to each tile's max; the sweeps add the tile's
+    # offset back (4 column tiles per row here, the last partial).
+    monkeypatch.setattr(tiled, "HALF_LOGITS", True)
+    monkeypatch.setattr(gemm, "USE_TMA", tma)
+    (xs, ws, xt, wt), g = head_inputs(BT, HS, HT, V, torch.bfloat16, seed=47)
+    check(xs, ws, xt, wt, labels(BT, g), beta=beta, temperature=temperature, chunk_rows=5, variant="tiled")
+
+
+def test_fp16_logits_are_what_the_sweeps_read(monkeypatch):
+    # The stored fp16 value plus its tile's offset is the base-2 log-probability, to fp16's rounding.
+    (xs, ws, _, _), _ = head_inputs(BT, HS, HT, V, torch.bfloat16, seed=53, logit_std=8.0)
+    out = torch.empty(BT, V, dtype=torch.float16, device=DEVICE)
+    lse, off, tile_n = logits_with_stats(xs, ws, out, 0.5)
+    x2 = out.double() + off.double().repeat_interleave(tile_n, dim=1)[:, :V]
+    expected = torch.log_softmax((xs.double() @ ws.double().t()) * 0.5, dim=1) * LOG2E
+    assert float((x2 - expected).abs().max()) < 2e-2  # fp16 keeps 11 bits of values down to about -40
+    torch.testing.assert_close(lse.double(), torch.logsumexp((xs.double() @ ws.double().t()) * 0.5, 1) * LOG2E,
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_fp32_inputs_keep_fp32_logits(monkeypatch):
+    # dz in fp32 (4 bytes) cannot overwrite an fp16 teacher element: fp32 inputs ignore the switch.
+    (xs, ws, xt, wt), g = head_inputs(BT, HS, HT, V, torch.float32, seed=59)
+    lab = labels(BT, g)
+    plain = run_module(xs, ws, xt, wt, lab, beta=0.37, temperature=2.0, chunk_rows=5, variant="tiled")
+    monkeypatch.setattr(tiled, "HALF_LOGITS", True)
+    switched = run_module(xs, ws, xt, wt, lab, beta=0.37, temperature=2.0, chunk_rows=5, variant="tiled")
+    assert all(torch.equal(a, b) for a, b in zip(plain, switched))
 
 
 def test_agrees_with_the_shipped_head():
