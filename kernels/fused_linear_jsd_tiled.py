@@ -2,10 +2,10 @@
 
 Same loss, gradients and chunking as kernels/fused_linear_jsd.py (read its docstring for the math
 and for dz written over the teacher's buffer); what differs is per chunk:
-  1. a Triton GEMM (persistent: one program per SM walks the output tiles in grouped order; operand
-     tiles by cp.async, or by TMA with USE_TMA) writes
-     the fp32 logits from its fp32 accumulator and, in its epilogue, each (row, column tile)'s
-     maximum and sum of exp2 of the base-2 scaled logits u2 = z log2(e) / T, student and teacher;
+  1. the Triton GEMM of linear_jsd_logits.py writes the fp32 logits from its fp32 accumulator
+     and, in its epilogue, each (row, column tile)'s maximum and sum of exp2 of the base-2 scaled
+     logits u2 = z log2(e) / T, student and teacher (with HALF_LOGITS and 16-bit inputs, the
+     logits in fp16 relative to their tile's maximum instead);
   2. a combine over the [C, V / BLOCK_N] partials gives each row's log-sum-exps (torch: 0.1% of
      the chunk's bytes, fixed order, so deterministic);
   3. two row sweeps instead of three: the loss and its row sum R, then dz;
@@ -17,6 +17,7 @@ Why dz is not formed inside the gradient GEMMs' loads. Bytes per element of the 
   this       GEMM writes 8 + loss/R sweep 8 + dz sweep 8 + 2 + 4                       = 30 B
   dz in loads  GEMM writes 8 + loss/R sweep 8 + each gradient GEMM reads zs, zt 8 + 8   = 32 B
   G, Q stash   (fp32 Q a and Q written over the buffers, dz = (G - R Q) g on load)      = 40 B
+  this, fp16 logits (HALF_LOGITS)  4 + 4 + 4 + 2 + 4                                   = 18 B
 and dz in loads recomputes dz's 2 exp2 + 1 log2 once per output tile that reads it: H / BLOCK_N
 (32 at H 4096, BLOCK_N 128) times in each gradient GEMM, 192 MUFU operations per element against
 4 H = 16,384 MMA FLOP; at 16 MUFU and about 4,096 bf16 MMA FLOP per SM per clock (H100) that is
