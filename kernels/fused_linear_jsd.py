@@ -41,6 +41,8 @@ import triton.language as tl
 
 from .jsd import _exp2, _log2, _mode, _scale_
 
+VARIANTS = ("rows", "tiled")
+
 
 @triton.jit
 def _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE: tl.constexpr):
@@ -178,9 +180,13 @@ def _logits_fp32(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> None:
 
 def fused_linear_jsd_forward(
     student_input, student_weight, teacher_input, teacher_weight, shift_labels=None, *,
-    beta=0.5, ignore_index=-100, temperature=1.0, compute_grad=True, chunk_rows=None,
+    beta=0.5, ignore_index=-100, temperature=1.0, compute_grad=True, chunk_rows=None, variant="rows",
 ):
-    """(loss in fp32, grad_input, grad_weight); the gradients are None unless compute_grad."""
+    """(loss in fp32, grad_input, grad_weight); the gradients are None unless compute_grad.
+    variant "tiled" is issue 45's candidate (fused_linear_jsd_tiled.py), kept out of the default
+    until a GPU measures it faster than "rows"."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     BT, H = student_input.shape
     V = student_weight.shape[0]
     if student_weight.shape != (V, H) or teacher_input.shape[0] != BT or teacher_weight.shape != (V, teacher_input.shape[1]):
@@ -205,6 +211,14 @@ def fused_linear_jsd_forward(
     if BT == 0:
         return loss_rows.sum(), grad_input, grad_weight
     C = min(chunk_rows or default_chunk_rows(BT), BT)
+    if variant == "tiled":
+        from .fused_linear_jsd_tiled import tiled_forward  # imported on use: the default never loads it
+
+        return tiled_forward(
+            student_input, student_weight, teacher_input, teacher_weight, labels, n_valid, beta=beta,
+            ignore_index=ignore_index, temperature=temperature, compute_grad=compute_grad, chunk_rows=C,
+            loss_rows=loss_rows, grad_input=grad_input, grad_weight=grad_weight,
+        )
     zs_buf = torch.empty((C, V), dtype=torch.float32, device=device)
     zt_buf = torch.empty((C, V), dtype=torch.float32, device=device)
     # dz in the input dtype over the teacher's logits, row r over row r (see the module docstring).
@@ -239,10 +253,11 @@ class FusedLinearJSDFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, student_input, student_weight, teacher_input, teacher_weight, shift_labels=None,
-                beta=0.5, ignore_index=-100, temperature=1.0, chunk_rows=None):
+                beta=0.5, ignore_index=-100, temperature=1.0, chunk_rows=None, variant="rows"):
         loss, grad_input, grad_weight = fused_linear_jsd_forward(
             student_input, student_weight, teacher_input, teacher_weight, shift_labels,
             beta=beta, ignore_index=ignore_index, temperature=temperature, compute_grad=True, chunk_rows=chunk_rows,
+            variant=variant,
         )
         ctx.grads = (grad_input, grad_weight)
         return loss
@@ -257,21 +272,22 @@ class FusedLinearJSDFunction(torch.autograd.Function):
         return (
             _scale_(grad_input, grad_output) if ctx.needs_input_grad[0] else None,
             _scale_(grad_weight, grad_output) if ctx.needs_input_grad[1] else None,
-            None, None, None, None, None, None, None,
+            None, None, None, None, None, None, None, None,
         )
 
 
 def fused_linear_jsd(student_input, student_weight, teacher_input, teacher_weight, shift_labels=None, *,
-                     beta=0.5, ignore_index=-100, temperature=1.0, chunk_rows=None):
+                     beta=0.5, ignore_index=-100, temperature=1.0, chunk_rows=None, variant="rows"):
     """The fused head's scalar loss (fp32); differentiable in the student's input and weight."""
     if torch.is_grad_enabled() and (student_input.requires_grad or student_weight.requires_grad):
         return FusedLinearJSDFunction.apply(
             student_input, student_weight, teacher_input, teacher_weight, shift_labels, beta, ignore_index, temperature,
-            chunk_rows,
+            chunk_rows, variant,
         )
     return fused_linear_jsd_forward(
         student_input, student_weight, teacher_input, teacher_weight, shift_labels,
         beta=beta, ignore_index=ignore_index, temperature=temperature, compute_grad=False, chunk_rows=chunk_rows,
+        variant=variant,
     )[0]
 
 
@@ -280,11 +296,14 @@ class FusedLinearJSD(torch.nn.Module):
     forward(student_input, student_weight, teacher_input, teacher_weight, shift_labels=None)."""
 
     def __init__(self, jsd_beta: float = 0.5, ignore_index: int = -100, temperature: float = 1.0,
-                 chunk_rows: int | None = None):
+                 chunk_rows: int | None = None, variant: str = "rows"):
         """chunk_rows (not in Liger's signature; default 1,024) trades memory for time: two fp32
-        [chunk_rows, V] buffers are the head's working memory."""
+        [chunk_rows, V] buffers are the head's working memory. variant: see fused_linear_jsd_forward."""
         super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.chunk_rows = chunk_rows
+        self.variant = variant
         _mode(float(jsd_beta))
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
@@ -296,7 +315,7 @@ class FusedLinearJSD(torch.nn.Module):
         return fused_linear_jsd(
             student_input, student_weight, teacher_input, teacher_weight, shift_labels,
             beta=self.jsd_beta, ignore_index=self.ignore_index, temperature=self.temperature,
-            chunk_rows=self.chunk_rows,
+            chunk_rows=self.chunk_rows, variant=self.variant,
         )
 
     def extra_repr(self) -> str:

@@ -42,22 +42,24 @@ def normwise(a, ref):
     return float((a - ref).norm() / ref.norm().clamp_min(1e-300))
 
 
-def run_module(xs, ws, xt, wt, lab, *, beta, temperature, chunk_rows=None, ignore_index=-100):
+def run_module(xs, ws, xt, wt, lab, *, beta, temperature, chunk_rows=None, ignore_index=-100, variant="rows"):
     """Loss and gradients through the module's public path (autograd), chunking forced if asked."""
     xs_ = xs.clone().requires_grad_(True)
     ws_ = ws.clone().requires_grad_(True)
     xt_, wt_ = xt.clone().requires_grad_(True), wt.clone().requires_grad_(True)
     if chunk_rows is None:
-        loss = FusedLinearJSD(jsd_beta=beta, ignore_index=ignore_index, temperature=temperature)(xs_, ws_, xt_, wt_, lab)
+        head = FusedLinearJSD(jsd_beta=beta, ignore_index=ignore_index, temperature=temperature, variant=variant)
+        loss = head(xs_, ws_, xt_, wt_, lab)
         loss.backward()
         assert xt_.grad is None and wt_.grad is None, "the teacher must get no gradient"
         return loss.detach(), xs_.grad, ws_.grad
     return fused_linear_jsd_forward(xs, ws, xt, wt, lab, beta=beta, ignore_index=ignore_index,
-                                    temperature=temperature, chunk_rows=chunk_rows)
+                                    temperature=temperature, chunk_rows=chunk_rows, variant=variant)
 
 
-def check(xs, ws, xt, wt, lab, *, beta, temperature, chunk_rows=None):
-    loss, gi, gw = run_module(xs, ws, xt, wt, lab, beta=beta, temperature=temperature, chunk_rows=chunk_rows)
+def check(xs, ws, xt, wt, lab, *, beta, temperature, chunk_rows=None, variant="rows"):
+    loss, gi, gw = run_module(xs, ws, xt, wt, lab, beta=beta, temperature=temperature, chunk_rows=chunk_rows,
+                              variant=variant)
     rl, rgi, rgw = reference_loss_and_grads(xs, ws, xt, wt, lab, beta=beta, temperature=temperature)
     loss_bound, grad_bound = BOUNDS[xs.dtype]
     errs = {"loss": abs(float(loss) - float(rl)) / max(abs(float(rl)), 1e-300),

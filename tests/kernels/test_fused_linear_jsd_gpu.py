@@ -14,23 +14,25 @@ pytestmark = pytest.mark.gpu
 V = 128256
 
 
+@pytest.mark.parametrize("variant", ["rows", "tiled"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
 @pytest.mark.parametrize("beta,temperature", [(0.5, 1.0), (0.0, 2.0), (1.0, 1.0), (0.5, 2.0)])
-def test_large_vocabulary_against_float64(dtype, beta, temperature):
+def test_large_vocabulary_against_float64(dtype, beta, temperature, variant):
     (xs, ws, xt, wt), g = head_inputs(1536, 1024, 768, V, dtype, seed=int(beta * 10 + temperature))
     lab = labels(1536, g)
     # chunk 512: three chunks, so the weight gradient is accumulated in the weight's dtype twice.
-    check(xs, ws, xt, wt, lab, beta=beta, temperature=temperature, chunk_rows=512)
+    check(xs, ws, xt, wt, lab, beta=beta, temperature=temperature, chunk_rows=512, variant=variant)
 
 
-def test_extra_memory_is_two_chunk_buffers_and_the_gradients():
+@pytest.mark.parametrize("variant", ["rows", "tiled"])
+def test_extra_memory_is_two_chunk_buffers_and_the_gradients(variant):
     (xs, ws, xt, wt), _ = head_inputs(4096, 4096, 4096, V, torch.bfloat16, seed=1)
     xs.requires_grad_(True)
     ws.requires_grad_(True)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    FusedLinearJSD()(xs, ws, xt, wt).backward()
+    FusedLinearJSD(variant=variant)(xs, ws, xt, wt).backward()
     torch.cuda.synchronize()
     extra = torch.cuda.max_memory_allocated() - base
     chunk = 1024  # default_chunk_rows(4096)
