@@ -7,6 +7,7 @@ import io
 import json
 import re
 import tomllib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conftest import FIXTURE, OPERATION, SEED_RUN, TORCH_RUN
@@ -76,14 +77,20 @@ def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_pa
         [target] = [resolve(listing.path, a.get("href"))[0] for a in listing.find_all("a") if "badges" in (a.get("href") or "")]
         assert target == f"badges/{implementation}/index.html" and target in listed
         page = parse(site, target)
-        assert any(resolve(page.path, img.get("src"))[0] == svg for img in page.find_all("img"))
+        assert [resolve(page.path, img.get("src"))[0] for img in page.find_all("img")] == [svg]
         snippets = [" ".join("".join(c.itertext()).split()) for c in page.find_all("code")]
         markdown = [s for s in snippets if s.startswith("[![") and f"]({base}{svg})]" in s]
         html = [s for s in snippets if s.startswith("<a href=") and f'<img src="{base}{svg}"' in s]
         assert len(markdown) == 1 and len(html) == 1, svg
-        # Both link where the badge itself links: the table that ranks it.
-        linked = re.search(r'<a href="([^"]+)"', (site / svg).read_text()).group(1)
-        assert markdown[0].endswith(f"]({linked})") and html[0].startswith(f'<a href="{linked}">')
+        # Both link the implementation's page, which lists what each row ranks.
+        own = f"{base}implementations/{implementation}/index.html"
+        assert markdown[0].endswith(f"]({own})") and html[0].startswith(f'<a href="{own}">')
+        # Each row of the SVG, as text with a link to the table that ranks it: a reader without images gets both.
+        rows = {"".join(a.itertext()).removeprefix("sitegen"): a.get("href")
+                for a in ET.fromstring((site / svg).read_bytes()).iter("{http://www.w3.org/2000/svg}a")}
+        shown = {" ".join("".join(a.itertext()).split()): base + resolve(page.path, a.get("href"))[0] + "#" + a.get("href").split("#")[1]
+                 for a in page.find_all("a") if "#cohort-" in (a.get("href") or "")}
+        assert rows and shown == rows, (svg, shown, rows)
 
 
 def test_text_a_spreadsheet_would_run_as_a_formula_is_defused(registry_copy, tmp_path):

@@ -56,32 +56,36 @@ def test_operations_index_and_schemas_page(site):
 
 
 def _badges_through_the_index(site) -> dict[str, dict]:
-    """Every badge a program finds from badges/index.json: its pages list implementations, each linking
-    its own badges' JSON (the twin of its badges page)."""
+    """Every badge row a program finds from badges/index.json, by its text: its pages list implementations,
+    each linking its own badges' JSON (the twin of its badges page), which names its one SVG."""
     first = json.loads((site / "badges" / "index.json").read_text())
     pages = [l["href"] for l in first["pager"]["pages"]] if first["pager"] else ["badges/index.html"]
     found: dict[str, dict] = {}
     for page in pages:
         for listed in json.loads((site / page.removesuffix("index.html") / "index.json").read_text())["listed"]:
-            found.update((b["image"], b) for b in json.loads((site / listed["json"]).read_text())["badges"])
+            own = json.loads((site / listed["json"]).read_text())
+            found.update((f"{own['image']} {b['text']}", {**b, "image": own["image"]}) for b in own["badges"])
     return found
 
 
 def test_badges_link_to_their_cohort_and_read_ranks_from_the_index(site):
-    by_path = _badges_through_the_index(site)
-    assert set(by_path) == {p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg")}
-    torch = by_path[f"badges/torch/{OPERATION}/nvidia-b200.svg"]
+    by_row = _badges_through_the_index(site)
+    # One SVG per implementation (issue 49), not one per operation × GPU.
+    assert {b["image"] for b in by_row.values()} == {p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg")}
+    assert all(p.name == "badges.svg" and p.parent.parent == site / "badges" for p in (site / "badges").rglob("*.svg"))
+    torch = next(b for b in by_row.values() if b["image"] == "badges/torch/badges.svg" and f"{OPERATION} · B200 · " in b["text"])
     # torch leads the seed's cohort (4.97 ms against Liger's 9.11 ms).
     assert torch["text"].startswith(f"{OPERATION} · B200 · #1 forward")
     svg = ET.fromstring((site / torch["image"]).read_bytes())
-    link = svg.find("{http://www.w3.org/2000/svg}a")
-    assert link.get("href") == torch["cohort"] and "#cohort-" in torch["cohort"]
+    rows = {"".join(a.itertext()).removeprefix("sitegen"): a.get("href") for a in svg.iter("{http://www.w3.org/2000/svg}a")}
+    assert rows[torch["text"]] == torch["cohort"] and "#cohort-" in torch["cohort"]
     # The link leads to the page that holds the cohort's table (here the B200 page of the operation).
     target, anchor = torch["cohort"].rsplit("#", 1)
     assert "/nvidia-b200/" in target
     page = (site / target.split("/", 3)[-1] if target.startswith("http") else site / target).read_text()
     assert f'id="{anchor}"' in page
-    assert by_path[f"badges/liger/{OPERATION}/nvidia-b200.svg"]["text"].startswith(f"{OPERATION} · B200 · #2")
+    liger = next(b for b in by_row.values() if b["image"] == "badges/liger/badges.svg" and f"{OPERATION} · B200 · " in b["text"])
+    assert liger["text"].startswith(f"{OPERATION} · B200 · #2")
 
 
 def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site):
@@ -105,7 +109,7 @@ def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site
         return json.dumps(asdict(badges_index(index, by_implementation)[0]))
 
     def made(name: str, count: int) -> list[Badge]:
-        return [Badge(f"badges/{name}/op{i}/gpu.svg", f"op{i} · GPU · #1 full", f"{BASE}x#cohort-{i}") for i in range(count)]
+        return [Badge(f"badges/{name}/badges.svg", f"op{i} · GPU · #1 full", f"{BASE}x#cohort-{i}") for i in range(count)]
 
     # As many badges as the registry holds: the index does not grow (the count's digits aside).
     assert len(first_page({"torch": made("torch", 5000)})) - len(first_page({"torch": made("torch", 5)})) == 3

@@ -53,10 +53,10 @@ def _page_and_twin(writer, renderer, template: str, page) -> None:
 
 
 def write_implementation_badges(index: Index, renderer, writer, name: str, made: list[Badge]) -> None:
-    """An implementation's badge SVGs and its badges page (build writes those of an implementation
+    """An implementation's badge SVG and its badges page (build writes those of an implementation
     of one operation with that operation's pages, to be reused with them)."""
-    for badge in made:
-        writer.add(badge.path, badge_svg(badge))
+    if made:
+        writer.add(made[0].path, badge_svg(made))
     _page_and_twin(writer, renderer, "badges.html", implementation_badges_page(index, name, made))
 
 

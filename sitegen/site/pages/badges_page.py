@@ -1,14 +1,15 @@
 """The badges pages: every README badge with the Markdown and HTML that embed it.
 
-The SVGs themselves are sitegen.site.outputs.badges. Each implementation holding a rank gets a
-page beside its SVGs (badges/<implementation>/), linked from its implementation page;
+The SVGs themselves are sitegen.site.outputs.badges, one per implementation holding a rank, a row
+per badge. Each gets a page beside its SVG (badges/<implementation>/), linked from its
+implementation page, with one Markdown and one HTML snippet and each row's table;
 badges/index.html lists those pages, listings.PAGE_ITEMS a page, since the bundled registry's
 KernelBench data alone has over a thousand implementations (one page of every badge was
 13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
 someone else's README, never beside these pages.
 
 The data is in the pages' JSON twins, as everywhere on the site: each implementation's
-badges/<implementation>/index.json holds its badges (SVG, text, cohort, snippets), and the
+badges/<implementation>/index.json holds its badges (text, cohort), its SVG and snippets, and the
 index's pages (badges/index.json first) list the implementations with a link to that twin.
 No file holds every badge: the one that did (badges/index.json, issue 49) was the site's
 largest at 3.4 MB and grew with every implementation.
@@ -29,14 +30,12 @@ from sitegen.site.pages.listings import Pager, item_pages
 
 @dataclass(frozen=True)
 class BadgeEntry:
-    image: str
-    """The SVG's site path."""
     text: str
-    """What the badge says (operation, GPU, rank, pass, dtype)."""
+    """What the badge's row says (operation, GPU, rank, pass, dtype)."""
     cohort: str
-    """Where the badge links: the table that ranks it (an absolute URL)."""
-    markdown: str
-    html: str
+    """Where the row links: the table that ranks it (an absolute URL)."""
+    table: str
+    """The same table's site path, for the page's own link."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,11 @@ class BadgesPage:
     listed: list[BadgeCount]
     """On the index: the implementations with badges, this page's share of them."""
     pager: Pager | None = None
+    image: str = ""
+    """On an implementation's badges page: its SVG's site path, a row per badge."""
+    markdown: str = ""
+    """Markdown that embeds the SVG, linking the implementation's page (absolute URLs)."""
+    html: str = ""
 
 
 def _attr(value: str) -> str:
@@ -65,12 +69,10 @@ def _attr(value: str) -> str:
     return xmltext.text(value, quotes=True)
 
 
-def _entry(badge: Badge, base: str) -> BadgeEntry:
-    image = base + badge.path
-    alt = f"{LABEL}: {badge.text}"
-    markdown = f"[![{alt.replace(']', '')}]({image})]({badge.cohort_url})"
-    html = f'<a href="{_attr(badge.cohort_url)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
-    return BadgeEntry(badge.path, badge.text, badge.cohort_url, markdown, html)
+def _snippets(image: str, alt: str, target: str) -> tuple[str, str]:
+    markdown = f"[![{alt.replace(']', '')}]({image})]({target})"
+    html = f'<a href="{_attr(target)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
+    return markdown, html
 
 
 def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
@@ -103,5 +105,7 @@ def implementation_badges_page(index: Index, name: str, made: list[Badge]) -> Ba
     base = str(index.config.site.base_url)
     base = base if base.endswith("/") else base + "/"
     title = _titles(index, [name])[name]
-    return BadgesPage(L.badges_link(name), f"Badges of {title}", Link(title, L.implementation_path(name)),
-                      [_entry(b, base) for b in made], [])
+    page = L.implementation_path(name)
+    markdown, html = _snippets(base + made[0].path, f"{LABEL}: " + "; ".join(b.text for b in made), base + page)
+    return BadgesPage(L.badges_link(name), f"Badges of {title}", Link(title, page),
+                      [BadgeEntry(b.text, b.cohort_url, b.cohort_url.removeprefix(base)) for b in made], [], image=made[0].path, markdown=markdown, html=html)
