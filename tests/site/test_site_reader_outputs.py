@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
 
@@ -56,15 +57,18 @@ def test_operations_index_and_schemas_page(site):
 
 
 def _badges_through_the_index(site) -> dict[str, dict]:
-    """Every badge row a program finds from badges/index.json, by its text: its pages list implementations,
-    each linking its own badges' JSON (the twin of its badges page), which names its one SVG."""
+    """Every badge row a program finds from badges/index.json, by its SVG and text: its pages list
+    implementations, each linking its page's JSON twin, whose rows name its one SVG and each badge row."""
     first = json.loads((site / "badges" / "index.json").read_text())
     pages = [l["href"] for l in first["pager"]["pages"]] if first["pager"] else ["badges/index.html"]
     found: dict[str, dict] = {}
     for page in pages:
         for listed in json.loads((site / page.removesuffix("index.html") / "index.json").read_text())["listed"]:
-            own = json.loads((site / listed["json"]).read_text())
-            found.update((f"{own['image']} {b['text']}", {**b, "image": own["image"]}) for b in own["badges"])
+            facts = json.loads((site / listed["json"]).read_text())["facts"]
+            [image] = [f["image"] for f in facts if f["label"] == "badge"]
+            base = tomllib.loads((FIXTURE / "sitegen.toml").read_text())["site"]["base_url"]
+            found.update((f"{image} {f['value']}", {"image": image, "text": f["value"], "cohort": base + f["href"]})
+                         for f in facts if f["label"] == "badge row")
     return found
 
 
@@ -117,7 +121,7 @@ def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site
     many = {f"impl-{i:05d}": made(f"impl-{i:05d}", 1) for i in range(3 * PAGE_ITEMS + 1)}
     pages = badges_index(index, many)
     assert [len(p.listed) for p in pages] == [PAGE_ITEMS, PAGE_ITEMS, PAGE_ITEMS, 1]
-    assert pages[0].listed[0].json == "badges/impl-00000/index.json"
+    assert pages[0].listed[0].json == "implementations/impl-00000/index.json"
 
 
 HOSTILE = """# About us

@@ -31,6 +31,8 @@ class Row:
     value: str
     href: str | None = None
     code: bool = False
+    image: str | None = None
+    """An image shown before the value (an implementation's badge)."""
 
 
 def run_dir(name: str) -> str:
@@ -57,10 +59,6 @@ def implementation_path(name: str) -> str:
 
 BADGES_PATH = "badges/index.html"
 
-
-def badges_link(implementation: str) -> str:
-    """An implementation's badges page, beside its SVGs: each badge with the snippets that embed it."""
-    return f"badges/{implementation}/index.html"
 
 
 def gpu_path(slug: str) -> str:
