@@ -23,7 +23,7 @@ from sitegen.site.text import xmltext
 from sitegen.site.text.jsonout import twin
 from sitegen.site.outputs.badges import LABEL, Badge
 from sitegen.facts.index import Index
-from sitegen.site.text.labels import Link, Row
+from sitegen.site.text.labels import ImageRow, Link, Row
 from sitegen.site.pages.listings import Pager, item_pages
 
 
@@ -91,6 +91,6 @@ def badge_rows(index: Index, made: list[Badge] | None) -> list[Row]:
     base = base if base.endswith("/") else base + "/"
     alt = f"{LABEL}: " + "; ".join(b.text for b in made)
     markdown, html = _snippets(base + made[0].path, alt, base + L.implementation_path(made[0].path.split("/")[1]))
-    return [Row("badge", "SVG for a README, a row per operation × GPU it ranks on", href=made[0].path, image=made[0].path),
+    return [ImageRow("badge", "SVG for a README, a row per operation × GPU it ranks on", href=made[0].path, image=made[0].path),
             *(Row("badge row", b.text, href=b.cohort_url.removeprefix(base)) for b in made),
             Row("badge Markdown", markdown, code=True), Row("badge HTML", html, code=True)]

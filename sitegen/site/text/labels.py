@@ -31,8 +31,14 @@ class Row:
     value: str
     href: str | None = None
     code: bool = False
-    image: str | None = None
-    """An image shown before the value (an implementation's badge)."""
+
+
+@dataclass(frozen=True)
+class ImageRow(Row):
+    """A row that shows an image before its value (an implementation's badge); a subclass, so the
+    twins of the site's other rows carry no empty image field."""
+
+    image: str = ""
 
 
 def run_dir(name: str) -> str:
