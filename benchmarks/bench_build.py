@@ -2,6 +2,11 @@
 
     python3 benchmarks/bench_build.py --runs 10000 60000 --work /dev/shm/bench \
         --out benchmarks/results/build
+    python3 benchmarks/bench_build.py --sizes records --work /dev/shm/bench --out benchmarks/results/sizes
+
+--sizes RECORDS builds that registry once, with search, and prints only what a static host is
+asked to take (issue 49): files and MB per top-level folder and per 1,000 runs, the largest
+files, each target met or missed. Nothing else runs.
 
 For each N: make a synthetic registry (benchmarks/make_registry.py, untimed) and a Hugo
 site of the same page count (one Markdown page per run page with similar front matter
@@ -148,6 +153,49 @@ def largest(site: Path) -> tuple[str, int]:
     return name, size
 
 
+def by_folder(site: Path) -> dict[str, dict]:
+    """Files and bytes (apparent sizes) per top-level folder ("/" for files at the root), less sitegen's own lists."""
+    folders: dict[str, dict] = {}
+    for path in site.rglob("*"):
+        if path.is_file():
+            parts = path.relative_to(site).parts
+            if parts[0].startswith(".sitegen"):
+                continue  # sitegen's own lists, which a deploy leaves out (footprint counts them apart)
+            top = parts[0] + "/" if len(parts) > 1 else "/"
+            entry = folders.setdefault(top, {"files": 0, "bytes": 0})
+            entry["files"] += 1
+            entry["bytes"] += path.stat().st_size
+    return dict(sorted(folders.items(), key=lambda item: -item[1]["bytes"]))
+
+
+def sizes(records: Path, work: Path, top: int = 10) -> str:
+    """Issue 49's targets for one registry, built once with search: files and MB per folder, per run
+    and per 1,000 runs, the largest files. Sizes do not depend on the machine's load; no times."""
+    site = work / "site-sizes"
+    shutil.rmtree(site, ignore_errors=True)
+    timed([*SITEGEN, "build", "--records", str(records), "--out", str(site), "--quiet"])
+    runs = sum(1 for p in (site / "runs").iterdir() if (p / "index.html").is_file())
+    folders = by_folder(site)
+    total = footprint(site)
+    lines = [f"sitegen build --records {records} (with search): {runs:,} run pages", "",
+             "| folder | files | MB | files per 1,000 runs | MB per 1,000 runs |", "|---|---|---|---|---|"]
+    for name, f in folders.items():
+        lines.append(f"| {name} | {f['files']:,} | {f['bytes'] / 1e6:.1f} | {1000 * f['files'] / runs:,.0f} | {1000 * f['bytes'] / runs / 1e6:.1f} |")
+    lines.append(f"| **total** | **{total['files']:,}** | **{total['bytes'] / 1e6:.1f}** | "
+                 f"**{1000 * total['files'] / runs:,.0f}** | **{1000 * total['bytes'] / runs / 1e6:.1f}** |")
+    biggest = sorted(((p.stat().st_size, p.relative_to(site).as_posix()) for p in site.rglob("*")
+                      if p.is_file() and not p.relative_to(site).as_posix().startswith(".sitegen")), reverse=True)[:top]
+    lines += ["", f"sitegen's own lists (.sitegen-*, not deployed): {total['own_files']} files, {total['own_bytes'] / 1e6:.1f} MB",
+              "", "largest files: " + ", ".join(f"{name} {size / 1e6:.2f} MB" for size, name in biggest), "",
+              "issue 49's targets:",
+              f"- at most 300 MB: {total['bytes'] / 1e6:.1f} MB, {'met' if total['bytes'] <= 300e6 else 'missed'}",
+              f"- at most 4 files per run: {total['files'] / runs:.2f}, {'met' if total['files'] <= 4 * runs else 'missed'}",
+              f"- no file over 2 MB: largest {total['largest']} {total['largest_bytes'] / 1e6:.2f} MB, "
+              f"{'met' if total['largest_bytes'] <= 2e6 else 'missed'}"]
+    shutil.rmtree(site, ignore_errors=True)
+    return "\n".join(lines)
+
+
 def bench(runs: int, work: Path) -> dict:
     registry, hugo, site = work / f"registry-{runs}", work / f"hugo-{runs}", work / f"site-{runs}"
     for path in (registry, hugo, site):
@@ -242,8 +290,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, nargs="+", default=[10000, 60000])
     parser.add_argument("--work", type=Path, default=Path("/dev/shm/sitegen-bench"), help="scratch folder (tmpfs)")
     parser.add_argument("--out", type=Path, help="write OUT.txt and OUT.json")
+    parser.add_argument("--sizes", type=Path, metavar="RECORDS",
+                        help="only build RECORDS once with search and print files and MB per folder against issue 49's targets")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.sizes:
+        text = f"command: python3 benchmarks/bench_build.py --sizes {args.sizes}\n\n" + sizes(args.sizes, args.work) + "\n"
+        print(text)
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.with_suffix(".txt").write_text(text)
+        return
     hugo = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.strip()
     results = []
     for runs in sorted(args.runs):

@@ -12,9 +12,10 @@ from sitegen.site.engine.rendermemo import RenderMemo
 from sitegen.site.engine.rowtokens import RowTokens
 from sitegen.site.engine.write import SiteWriter
 from sitegen.site.outputs.catalog import run_shard, run_shard_path
-from sitegen.site.outputs.downloads import cohort_tables, operation_csv_path, table
+from sitegen.site.outputs.downloads import operation_csv_path, table
 from sitegen.site.outputs.feeds import atom_feed
 from sitegen.site.outputs.reader_outputs import Content, operation_feed_path, operation_where, write_implementation_badges
+from sitegen.site.pages.badges_page import badge_rows
 from sitegen.site.pages.compare_groups import compare_group_pages
 from sitegen.site.pages.listings import implementation_pages, unmade
 from sitegen.site.pages.operation_page import operation_pages_with_runs
@@ -39,8 +40,6 @@ def write_operation_pages(index: Index, renderer: Renderer, writer: SiteWriter, 
             "operation.html", page, sweep_charts=sweep_charts(shown, floor_of=lambda f: floor_ns(f, index.config)),
             description=description, feed=feed, where=where))
         writer.add(twin(page.path), to_json(page))
-        for path, data in cohort_tables(page.path, shown):
-            writer.add(path, data)
     writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
                                page=L.operation_path(operation.name), updated=operation_date(index, runs)))
     if runs:
@@ -51,7 +50,7 @@ def write_operation_pages(index: Index, renderer: Renderer, writer: SiteWriter, 
         writer.add(compared.path, renderer.render("compare_group.html", compared))
         writer.add(twin(compared.path), to_json(compared))
     for record in own.get(operation.name, []):
-        write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+        write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade, badge_rows(index, made.get(record.name))))
         if record.name in made:
             write_implementation_badges(index, renderer, writer, record.name, made[record.name])
         badged.add(record.name)

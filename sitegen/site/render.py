@@ -62,6 +62,12 @@ def break_after_underscores(text: str) -> Markup:
     return Markup(str(escape(text)).replace("_", "_<wbr>"))
 
 
+def text_node(text: str) -> Markup:
+    """``text`` escaped for an element's content only (&, <, >): quotes need no escape there, and
+    JSON's every quote as &#34; was a third of a record's CSL-JSON block."""
+    return Markup(str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
 class Renderer:
     """Renders page models; ``root`` turns site-root-relative hrefs into relative ones."""
 
@@ -79,6 +85,7 @@ class Renderer:
         self.env.globals["value_columns"] = lambda rows: value_columns([runs_by_path.get(r.run.href) for r in rows])
         self.env.filters["runs"] = runs_count
         self.env.filters["break_after_underscores"] = break_after_underscores
+        self.env.filters["text_node"] = text_node
 
     def render(self, template: str, page, **extra) -> bytes:
         """``extra``: more template names, e.g. charts drawn beside a page model it does not hold."""

@@ -16,7 +16,7 @@ from sitegen.site.engine.write import SiteWriter
 from sitegen.site.operation_files import write_list_pages, write_operation_pages
 from sitegen.site.outputs.badges import badges
 from sitegen.site.outputs.reader_outputs import Content
-from sitegen.site.pages.badges_page import badges_by_implementation
+from sitegen.site.pages.badges_page import badge_rows, badges_by_implementation
 from sitegen.site.pages.listings import gpu_pages, implementation_index, implementation_pages, unmade
 from sitegen.site.pages.record_page import record_page, samples_document, samples_path
 from sitegen.site.render import Renderer
@@ -53,6 +53,6 @@ def write_other_pages(index: Index, renderer: Renderer, writer: SiteWriter, memo
         writer.group_files[operation.name] = [f for f in writer.units.get(operation.name, {}) if not f.startswith("runs/")]
     write_list_pages(renderer, writer, memo, tokens, implementation_index(index))
     for record in others:
-        write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade))
+        write_list_pages(renderer, writer, memo, tokens, implementation_pages(record, index, unmade, badge_rows(index, made.get(record.name))))
     write_list_pages(renderer, writer, memo, tokens, gpu_pages(index, unmade))
     write_site_pages(index, renderer, writer, content, made, badged)

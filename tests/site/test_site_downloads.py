@@ -7,6 +7,7 @@ import io
 import json
 import re
 import tomllib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conftest import FIXTURE, OPERATION, SEED_RUN, TORCH_RUN
@@ -42,7 +43,7 @@ def test_every_run_of_the_operation_is_one_csv_row_with_the_documented_columns(s
     assert failed["value"] == "" and failed["rank"] == "" and "failed" in failed["not_eligible"]
 
 
-def test_a_cohort_csv_sits_beside_its_table_with_raw_values_and_the_ratio_to_the_leader(site):
+def test_a_cohort_table_links_the_operation_csv_whose_key_column_gives_its_rows_leader_first(site):
     page = parse(site, f"operations/{OPERATION}/nvidia-b200/index.html")
     record = parse(site, f"runs/{SEED_RUN}/index.html")
     cohort_href = next(a.get("href") for a in record.find_all("a") if "".join(a.itertext()) == "its comparison group")
@@ -50,8 +51,10 @@ def test_a_cohort_csv_sits_beside_its_table_with_raw_values_and_the_ratio_to_the
     cohort = page.tree.find(f".//*[@id='{fragment}']")
     href = next(a.get("href") for a in cohort.iter(f"{X}a") if "".join(a.itertext()) == "CSV")
     target, _ = resolve(page.path, href)
-    assert target.startswith(f"operations/{OPERATION}/nvidia-b200/")  # beside the page's index.json
-    rows = _csv(site, target)
+    # One CSV per operation, not one per cohort (issue 49: 4,038 files for the bundled registry).
+    assert target == f"operations/{OPERATION}/runs.csv"
+    shown = "".join(cohort.find(f".//{X}code").itertext()).rstrip("…")
+    rows = [r for r in _csv(site, target) if r["comparison_key"].startswith(shown)]
     assert [r["run"] for r in rows] == [TORCH_RUN, SEED_RUN]  # leader first
     assert [float(r["value"]) for r in rows] == [_median(TORCH_RUN), _median(SEED_RUN)]
     assert [r["rank"] for r in rows] == ["1", "2"] and {r["unit"] for r in rows} == {"ns"}
@@ -61,7 +64,7 @@ def test_a_cohort_csv_sits_beside_its_table_with_raw_values_and_the_ratio_to_the
     assert float(rows[1]["ratio_low"]) <= float(rows[1]["ratio_to_leader"]) <= float(rows[1]["ratio_high"])
 
 
-def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_page(site):
+def test_every_badge_is_shown_with_its_snippets_on_its_implementations_page(site):
     base = tomllib.loads((FIXTURE / "sitegen.toml").read_text())["site"]["base_url"]
     svgs = sorted(p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg"))
     assert svgs
@@ -69,19 +72,23 @@ def test_every_badge_is_shown_with_its_snippets_on_its_implementations_badges_pa
     listed = {resolve(index.path, a.get("href"))[0] for a in index.find_all("a")}
     for svg in svgs:
         implementation = svg.split("/")[1]
-        # The implementation page links to its badges page, which the index lists too.
-        listing = parse(site, f"implementations/{implementation}/index.html")
-        [target] = [resolve(listing.path, a.get("href"))[0] for a in listing.find_all("a") if "badges" in (a.get("href") or "")]
-        assert target == f"badges/{implementation}/index.html" and target in listed
-        page = parse(site, target)
-        assert any(resolve(page.path, img.get("src"))[0] == svg for img in page.find_all("img"))
+        # The index lists the implementation's page, which shows its badge: no badges page of its own (issue 49).
+        page = parse(site, f"implementations/{implementation}/index.html")
+        assert page.path in listed and not (site / "badges" / implementation / "index.html").exists()
+        assert [resolve(page.path, img.get("src"))[0] for img in page.find_all("img")] == [svg]
         snippets = [" ".join("".join(c.itertext()).split()) for c in page.find_all("code")]
         markdown = [s for s in snippets if s.startswith("[![") and f"]({base}{svg})]" in s]
         html = [s for s in snippets if s.startswith("<a href=") and f'<img src="{base}{svg}"' in s]
         assert len(markdown) == 1 and len(html) == 1, svg
-        # Both link where the badge itself links: the table that ranks it.
-        linked = re.search(r'<a href="([^"]+)"', (site / svg).read_text()).group(1)
-        assert markdown[0].endswith(f"]({linked})") and html[0].startswith(f'<a href="{linked}">')
+        # Both link the implementation's page, which lists what each row ranks.
+        own = f"{base}implementations/{implementation}/index.html"
+        assert markdown[0].endswith(f"]({own})") and html[0].startswith(f'<a href="{own}">')
+        # Each row of the SVG, as text with a link to the table that ranks it: a reader without images gets both.
+        rows = {"".join(a.itertext()).removeprefix("sitegen"): a.get("href")
+                for a in ET.fromstring((site / svg).read_bytes()).iter("{http://www.w3.org/2000/svg}a")}
+        shown = {" ".join("".join(a.itertext()).split()): base + resolve(page.path, a.get("href"))[0] + "#" + a.get("href").split("#")[1]
+                 for a in page.find_all("a") if "#cohort-" in (a.get("href") or "")}
+        assert rows and set(rows.items()) <= set(shown.items()), (svg, shown, rows)
 
 
 def test_text_a_spreadsheet_would_run_as_a_formula_is_defused(registry_copy, tmp_path):

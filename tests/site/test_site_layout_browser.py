@@ -30,7 +30,7 @@ PAGES = {
     "record.html": f"runs/{SAMPLED_RUN}/index.html",
     "schemas.html": "schemas/index.html",
     "page.html": "pages/how-ranks-work/index.html",
-    "badges.html": "badges/liger/index.html",
+    "badges.html": "badges/index.html",
     "protocol.html": "protocols/sitegen-rerun-forward/index.html",
 }
 # The compare pages, the pre-rendered pairs and the in-browser one (built by compare.js;

@@ -75,7 +75,8 @@ def test_a_rank_that_a_faster_noisy_run_undercuts_is_no_first_place(registry_cop
     record = html.unescape((site / "runs" / SEED_RUN / "index.html").read_text())
     assert f"faster but set aside: {torch_name} (noisy)" in record
     # No badge states a rank 1 that a faster run undercuts: Liger's only B200 rank is this one.
-    assert not (site / "badges" / "liger" / "jensen-shannon-divergence" / "nvidia-b200.svg").exists()
+    liger_badge = site / "badges" / "liger" / "badges.svg"
+    assert not liger_badge.exists() or "jensen-shannon-divergence · B200" not in liger_badge.read_text()
     # The B200 summary has one group (fp32 forward) of two workloads: at 2,048 tokens Liger leads
     # only among ranked runs, with torch named beside it; at 4,096 torch is ranked alone (Liger failed).
     [group] = json.loads((site / "operations" / "jensen-shannon-divergence" / "nvidia-b200" / "index.json").read_text())["summary"]
@@ -98,5 +99,5 @@ def test_without_a_faster_set_aside_run_the_same_rank_is_a_first_place(registry_
     assert runs[SEED_RUN]["rankLabel"] == "2"
     assert runs[TORCH_RUN]["rank"] == 1
     assert "set aside" not in runs[TORCH_RUN]["rankLabel"]
-    badge = tmp_path / "site" / "badges" / "torch" / "jensen-shannon-divergence" / "nvidia-b200.svg"
-    assert "#1 forward" in badge.read_text()
+    badge = tmp_path / "site" / "badges" / "torch" / "badges.svg"
+    assert "jensen-shannon-divergence · B200 · #1 forward" in badge.read_text()

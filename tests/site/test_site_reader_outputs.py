@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
 
@@ -56,32 +57,39 @@ def test_operations_index_and_schemas_page(site):
 
 
 def _badges_through_the_index(site) -> dict[str, dict]:
-    """Every badge a program finds from badges/index.json: its pages list implementations, each linking
-    its own badges' JSON (the twin of its badges page)."""
+    """Every badge row a program finds from badges/index.json, by its SVG and text: its pages list
+    implementations, each linking its page's JSON twin, whose rows name its one SVG and each badge row."""
     first = json.loads((site / "badges" / "index.json").read_text())
     pages = [l["href"] for l in first["pager"]["pages"]] if first["pager"] else ["badges/index.html"]
     found: dict[str, dict] = {}
     for page in pages:
         for listed in json.loads((site / page.removesuffix("index.html") / "index.json").read_text())["listed"]:
-            found.update((b["image"], b) for b in json.loads((site / listed["json"]).read_text())["badges"])
+            facts = json.loads((site / listed["json"]).read_text())["facts"]
+            [image] = [f["image"] for f in facts if f["label"] == "badge"]
+            base = tomllib.loads((FIXTURE / "sitegen.toml").read_text())["site"]["base_url"]
+            found.update((f"{image} {f['value']}", {"image": image, "text": f["value"], "cohort": base + f["href"]})
+                         for f in facts if f["label"] == "badge row")
     return found
 
 
 def test_badges_link_to_their_cohort_and_read_ranks_from_the_index(site):
-    by_path = _badges_through_the_index(site)
-    assert set(by_path) == {p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg")}
-    torch = by_path[f"badges/torch/{OPERATION}/nvidia-b200.svg"]
+    by_row = _badges_through_the_index(site)
+    # One SVG per implementation (issue 49), not one per operation × GPU.
+    assert {b["image"] for b in by_row.values()} == {p.relative_to(site).as_posix() for p in (site / "badges").rglob("*.svg")}
+    assert all(p.name == "badges.svg" and p.parent.parent == site / "badges" for p in (site / "badges").rglob("*.svg"))
+    torch = next(b for b in by_row.values() if b["image"] == "badges/torch/badges.svg" and f"{OPERATION} · B200 · " in b["text"])
     # torch leads the seed's cohort (4.97 ms against Liger's 9.11 ms).
     assert torch["text"].startswith(f"{OPERATION} · B200 · #1 forward")
     svg = ET.fromstring((site / torch["image"]).read_bytes())
-    link = svg.find("{http://www.w3.org/2000/svg}a")
-    assert link.get("href") == torch["cohort"] and "#cohort-" in torch["cohort"]
+    rows = {"".join(a.itertext()).removeprefix("sitegen"): a.get("href") for a in svg.iter("{http://www.w3.org/2000/svg}a")}
+    assert rows[torch["text"]] == torch["cohort"] and "#cohort-" in torch["cohort"]
     # The link leads to the page that holds the cohort's table (here the B200 page of the operation).
     target, anchor = torch["cohort"].rsplit("#", 1)
     assert "/nvidia-b200/" in target
     page = (site / target.split("/", 3)[-1] if target.startswith("http") else site / target).read_text()
     assert f'id="{anchor}"' in page
-    assert by_path[f"badges/liger/{OPERATION}/nvidia-b200.svg"]["text"].startswith(f"{OPERATION} · B200 · #2")
+    liger = next(b for b in by_row.values() if b["image"] == "badges/liger/badges.svg" and f"{OPERATION} · B200 · " in b["text"])
+    assert liger["text"].startswith(f"{OPERATION} · B200 · #2")
 
 
 def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site):
@@ -105,7 +113,7 @@ def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site
         return json.dumps(asdict(badges_index(index, by_implementation)[0]))
 
     def made(name: str, count: int) -> list[Badge]:
-        return [Badge(f"badges/{name}/op{i}/gpu.svg", f"op{i} · GPU · #1 full", f"{BASE}x#cohort-{i}") for i in range(count)]
+        return [Badge(f"badges/{name}/badges.svg", f"op{i} · GPU · #1 full", f"{BASE}x#cohort-{i}") for i in range(count)]
 
     # As many badges as the registry holds: the index does not grow (the count's digits aside).
     assert len(first_page({"torch": made("torch", 5000)})) - len(first_page({"torch": made("torch", 5)})) == 3
@@ -113,7 +121,7 @@ def test_the_site_wide_badge_index_lists_implementations_never_their_badges(site
     many = {f"impl-{i:05d}": made(f"impl-{i:05d}", 1) for i in range(3 * PAGE_ITEMS + 1)}
     pages = badges_index(index, many)
     assert [len(p.listed) for p in pages] == [PAGE_ITEMS, PAGE_ITEMS, PAGE_ITEMS, 1]
-    assert pages[0].listed[0].json == "badges/impl-00000/index.json"
+    assert pages[0].listed[0].json == "implementations/impl-00000/index.json"
 
 
 HOSTILE = """# About us

@@ -1,16 +1,15 @@
 """Search as a reader uses it (issue 31 item 5), on the fixture registry built with Pagefind, in Chromium.
 
 A query in the URL (?q=) runs on load and typing writes it back, so a search can be
-shared; "/" jumps to the box; a record's result is titled with its timed pass and its
-excerpt is the record's own summary (implementation, pass, value, GPU), so forward,
-backward and full runs of one workload are told apart; the box takes the dark theme.
+shared; "/" jumps to the box; record pages are not indexed (issue 49: a fragment per run), so a
+record is found through the pages that list it, one link away; the box takes the dark theme.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 
@@ -45,7 +44,7 @@ def test_a_query_in_the_url_runs_and_typing_writes_it_back(browser, served):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(served + "index.html?q=torch")
     assert page.locator("#search input").input_value() == "torch"
-    assert any("/runs/" in r["href"] and "torch" in r["title"] for r in _results(page))
+    assert any("torch" in (r["title"] + r["excerpt"]).lower() for r in _results(page))
     page.locator("#search input").fill("liger b200")
     page.wait_for_function("() => new URLSearchParams(location.search).get('q') === 'liger b200'")
     shared = page.url
@@ -70,21 +69,17 @@ def test_slash_focuses_the_box_from_anywhere_but_a_text_field(browser, served):
     page.close()
 
 
-def test_a_record_result_names_its_pass_and_shows_its_own_numbers(browser, served):
-    run = json.loads((FIXTURE / "runs" / f"{SEED_RUN}.json").read_text())["spec"]
-    median_ms = run["timing"]["latencyNs"]["median"] / 1e6
+def test_a_record_is_found_through_a_page_that_lists_it_not_as_a_result_of_its_own(browser, served):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(served + "index.html?q=" + "liger%20b200%20fp32%20forward")
+    page.goto(served + "index.html?q=" + "liger%20b200")
+    _results(page)
+    page.wait_for_timeout(500)  # every shard's results merged
     results = _results(page)
-    seed = next(r for r in results if SEED_RUN in r["href"])
-    # The seed names no timedPass: its pass is the part after "/" of the source's benchmark name.
-    the_pass = run["sourceNative"]["benchmark"].rsplit("/", 1)[1]
-    assert the_pass == "forward"
-    assert f"{the_pass} pass" in seed["title"]
-    assert seed["excerpt"].startswith(f"Liger · {the_pass} pass · {median_ms:.2f} ms median")
-    assert "NVIDIA B200" in seed["excerpt"] and "fp32" in seed["excerpt"]
-    # Findable by implementation + GPU + dtype + pass: it is among the first results.
-    assert SEED_RUN in " ".join(r["href"] for r in results[:3])
+    assert not any("/runs/" in r["href"] for r in results), [r["href"] for r in results]
+    # Among the first results, a page whose links lead to the seed record (Liger's forward run on the B200).
+    listing = [r["href"] for r in results[:5]
+               if f"runs/{SEED_RUN}/" in page.context.request.get(urljoin(served, r["href"])).text()]
+    assert listing, [r["href"] for r in results[:5]]
     page.close()
 
 
@@ -122,7 +117,7 @@ def test_results_fit_a_phone_and_excerpts_keep_labels_apart_from_values(browser,
     import re
 
     page = browser.new_page(viewport={"width": 390, "height": 900})
-    for query in ("torch", "revision", "liger-jsd-forward-liger-nvidia-b200-tokens2048"):
+    for query in ("torch", "liger", "jensen shannon b200"):
         page.goto(served + "index.html?q=" + query)
         results = _results(page)
         page.wait_for_timeout(500)

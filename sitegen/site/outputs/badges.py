@@ -1,4 +1,8 @@
-"""README badges: one SVG per implementation × operation × GPU, showing its best rank.
+"""README badges: one SVG per implementation, a row per operation × GPU it ranks on, each row its best rank.
+
+One SVG per operation × GPU was 7,144 files for the bundled registry (issue 49), 4.3 per
+implementation; each row of the implementation's SVG links the table that ranks it, as each
+SVG did.
 
 The rank is read from the index's run facts (``RunFacts.rank`` and ``cohort``), the same
 data the operation pages rank by, so a change to the ranking rules reaches the badges too.
@@ -28,8 +32,8 @@ class Badge:
     cohort_url: str
 
 
-def badge_path(implementation: str, operation: str, gpu_slug: str) -> str:
-    return f"badges/{implementation}/{operation}/{gpu_slug}.svg"
+def badge_path(implementation: str) -> str:
+    return f"badges/{implementation}/badges.svg"
 
 
 def _gpu_short(product: str) -> str:
@@ -60,21 +64,23 @@ def badges(index: Index) -> list[Badge]:
         dtype = L.dtype_label(f.workload)
         text = " · ".join([op, _gpu_short(f.product), f"#{f.rank_label.lstrip('#')} {f.timed_pass}" + (f" {dtype}" if dtype else "")])
         url = base + cohort_href(f, index)
-        out.append(Badge(badge_path(impl, op, slug), text, url))
+        out.append(Badge(badge_path(impl), text, url))
     return out
 
 
-def badge_svg(badge: Badge) -> bytes:
+def badge_svg(rows: list[Badge]) -> bytes:
+    """One implementation's badges, one 20 px row each, in ``rows``' order, each row linking its table."""
     left = round(len(LABEL) * _CHAR_PX + 12)
-    right = round(len(badge.text) * _CHAR_PX + 12)
-    width = left + right
-    title = f"{LABEL} · {badge.text}"
-    return "".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" aria-label={quoteattr(title)}>',
-        f"<title>{escape(title)}</title>",
-        f"<a href={quoteattr(badge.cohort_url)}>",
-        f'<rect width="{left}" height="20" fill="#555"/><rect x="{left}" width="{right}" height="20" fill="#0072b2"/>',
-        '<g fill="#fff" font-family="Verdana, DejaVu Sans, sans-serif" font-size="11">',
-        f'<text x="6" y="14">{LABEL}</text><text x="{left + 6}" y="14">{escape(badge.text)}</text>',
-        "</g></a></svg>\n",
-    ]).encode()
+    right = max(round(len(b.text) * _CHAR_PX + 12) for b in rows)
+    width, height = left + right, 20 * len(rows)
+    title = f"{LABEL} · " + "; ".join(b.text for b in rows)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label={quoteattr(title)}>',
+             f"<title>{escape(title)}</title>",
+             '<g fill="#fff" font-family="Verdana, DejaVu Sans, sans-serif" font-size="11">']
+    for i, badge in enumerate(rows):
+        y = 20 * i
+        parts += [f"<a href={quoteattr(badge.cohort_url)}>",
+                  f'<rect y="{y}" width="{left}" height="20" fill="#555"/><rect x="{left}" y="{y}" width="{right}" height="20" fill="#0072b2"/>',
+                  f'<text x="6" y="{y + 14}">{LABEL}</text><text x="{left + 6}" y="{y + 14}">{escape(badge.text)}</text></a>']
+    parts.append("</g></svg>\n")
+    return "".join(parts).encode()

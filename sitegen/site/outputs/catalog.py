@@ -41,6 +41,30 @@ def _document_line(record) -> str:
     return f'{{"digest":{_string(record.digest)},"kind":{_string(record.kind)},"name":{_string(record.name)}}}\n'
 
 
+PART_BYTES = 1_000_000
+"""A document shard's most bytes: static hosts and CDNs cap a file (issue 49 asks none over 2 MB),
+and BenchmarkRun.jsonl alone was 2.5 MB for the bundled registry. Half the cap leaves room for
+longer names before a shard splits again."""
+
+
+def document_part_path(kind: str, number: int) -> str:
+    """A kind's documents, in registry order, split where the next line would pass PART_BYTES:
+    catalog/documents/<Kind>.jsonl, then <Kind>.2.jsonl, <Kind>.3.jsonl… (docs/hosting.md)."""
+    return f"catalog/documents/{kind}.jsonl" if number == 1 else f"catalog/documents/{kind}.{number}.jsonl"
+
+
+def _parts(lines):
+    part: list[bytes] = []
+    size = 0
+    for line in lines:
+        if part and size + len(line) > PART_BYTES:
+            yield part
+            part, size = [], 0
+        part.append(line)
+        size += len(line)
+    yield part
+
+
 def run_shard_path(operation: str) -> str:
     return f"catalog/runs/{operation}.jsonl"
 
@@ -54,7 +78,8 @@ def catalog(index: Index):
     """catalog.json, a small index, and the document shards it points at, as (path, bytes).
 
     One shard per operation holds its runs (run_shard, written with the operation's
-    pages); one per kind holds the documents (kind, name, digest). A reader fetches only
+    pages); one per kind holds the documents (kind, name, digest), in parts of at most PART_BYTES
+    (its entry's "shards" lists them; "shard" is the first). A reader fetches only
     the operations it needs, and no file grows with the whole registry. Made one shard at
     a time, so the rows of a large registry are never all held at once.
     """
@@ -65,9 +90,11 @@ def catalog(index: Index):
         documents.setdefault(r.kind, []).append(r)
     kinds = []
     for kind in sorted(documents):
-        shard = f"catalog/documents/{kind}.jsonl"
-        yield shard, "".join(_document_line(r) for r in documents[kind]).encode()
-        kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": shard})
+        parts = []
+        for number, lines in enumerate(_parts(_document_line(r).encode() for r in documents[kind]), start=1):
+            parts.append(document_part_path(kind, number))
+            yield parts[-1], b"".join(lines)
+        kinds.append({"kind": kind, "documents": len(documents[kind]), "shard": parts[0], "shards": parts})
     yield CATALOG, to_json({
         "apiVersion": API_VERSION, "runs": len(index.runs), "documents": len(index.registry.records),
         "runShards": operations, "documentShards": kinds,

@@ -1,4 +1,7 @@
-"""Tables to download: each operation's runs, and each cohort's, as CSV beside the pages' JSON.
+"""Tables to download: each operation's runs as one CSV beside its JSON.
+
+A cohort table links its operation's CSV, whose comparison_key column picks its rows: a CSV per
+cohort was 4,038 more files for the bundled registry (issue 49), each a copy of those rows.
 
 For a spreadsheet or pandas rather than a JSON reader: one row per run, raw numbers in the
 run's own unit (ns for times), never the rounded text the pages show. COLUMNS is the one
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import posixpath
 import re
 
 from sitegen.site.text import labels as L
@@ -56,11 +58,6 @@ OPERATION_CSV = "runs.csv"
 def operation_csv_path(operation: str) -> str:
     """Every run of the operation, beside operations/<op>/index.json."""
     return f"operations/{operation}/{OPERATION_CSV}"
-
-
-def cohort_csv_path(page_path: str, key: str) -> str:
-    """A cohort's runs, beside the JSON twin of the page that holds its table."""
-    return posixpath.join(posixpath.dirname(page_path), L.cohort_id(key) + ".csv")
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -123,12 +120,3 @@ def table(runs: list[RunFacts]) -> bytes:
         out.seek(0)
         out.truncate()
     return "".join(lines).encode()
-
-
-def cohort_tables(page_path: str, runs: list[RunFacts]) -> list[tuple[str, bytes]]:
-    """(path, CSV) of every cohort among ``runs``, beside the page at ``page_path``."""
-    by_cohort: dict[str, list[RunFacts]] = {}
-    for f in runs:
-        if f.cohort:
-            by_cohort.setdefault(f.cohort, []).append(f)
-    return [(cohort_csv_path(page_path, key), table(members)) for key, members in sorted(by_cohort.items())]

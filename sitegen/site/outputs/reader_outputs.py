@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sitegen.site.text import labels as L
 from sitegen.site.outputs.badges import Badge, badge_svg
-from sitegen.site.pages.badges_page import badges_index, implementation_badges_page
+from sitegen.site.pages.badges_page import badges_index
 from sitegen.site.pages.directory_pages import operations_index, schemas_index
 from sitegen.site.outputs.feeds import FEED_NAME, atom_feed, robots, sitemap
 from sitegen.facts.index import Index
@@ -53,11 +53,10 @@ def _page_and_twin(writer, renderer, template: str, page) -> None:
 
 
 def write_implementation_badges(index: Index, renderer, writer, name: str, made: list[Badge]) -> None:
-    """An implementation's badge SVGs and its badges page (build writes those of an implementation
-    of one operation with that operation's pages, to be reused with them)."""
-    for badge in made:
-        writer.add(badge.path, badge_svg(badge))
-    _page_and_twin(writer, renderer, "badges.html", implementation_badges_page(index, name, made))
+    """An implementation's badge SVG (build writes that of an implementation of one operation with that
+    operation's pages, to be reused with them); its page shows it (badges_page.badge_rows)."""
+    if made:
+        writer.add(made[0].path, badge_svg(made))
 
 
 def write_reader_pages(index: Index, content: Content, renderer, writer, *, schema_folder: str, schema_names: list[str],
@@ -73,8 +72,8 @@ def write_reader_pages(index: Index, content: Content, renderer, writer, *, sche
         _page_and_twin(writer, renderer, "protocol.html", page)
     writer.add(FEED_NAME, atom_feed(index.runs, index, path=FEED_NAME, title=f"{index.config.site.title}: newest records",
                                     page="index.html", updated=updated))
-    # badges/index.json is the index's first page's twin: implementations, each linking its own badges'
-    # twin (badges/<implementation>/index.json). A list of every badge here was the site's largest file.
+    # badges/index.json is the index's first page's twin: implementations, each linking its page's twin,
+    # which holds its badge rows. A list of every badge here was the site's largest file.
     for page in badges_index(index, badges):
         _page_and_twin(writer, renderer, "badges.html", page)
     for name in sorted(badges):

@@ -6,9 +6,11 @@ half a cold build (2-4 ms a page, every page, every time). So pages are indexed 
 each its own Pagefind bundle under pagefind/<shard>/, merged at query time by the search
 box (Pagefind's multisite ``mergeIndex``; the list is pagefind/bundles.json):
 
-- a run's page and its operation's pages go to one of RUN_SHARDS shards, by the operation
-  name's digest: an edit of one run or one note re-renders one operation's pages, so it
-  dirties one of them;
+- an operation's pages go to one of RUN_SHARDS shards, by the operation name's digest: an
+  edit of one run or one note re-renders one operation's pages, so it dirties one of them.
+  Record pages are not indexed (issue 49): a fragment each was 1.0 file per run, the most of any
+  file kind after the record page and its twin; a search finds the operation, GPU and
+  implementation pages that list a run, one link from its record;
 - the pages that sum up the whole registry (SUMMARY_PAGES: the home page, which shows the
   latest runs and notes, and the top listings) to a shard of their own, since any edit changes
   one of them and it should not dirty hundreds of other pages with it;
@@ -49,7 +51,7 @@ RUN_SHARDS = 12
 SITE_SHARDS = 4
 SUMMARY_PAGES = frozenset({"index.html", "operations/index.html", "implementations/index.html", "gpus/index.html"})
 SUMMARY_SHARD = "site-summary"
-UNINDEXED = ("compare/", "badges/")
+UNINDEXED = ("compare/", "badges/", "runs/")
 """Pages kept out of search (their templates carry no data-pagefind-body): Pagefind applies that
 rule per index, so a shard holding only such pages would index them whole; and each edit
 changes many comparisons, which would dirty the shards they fell in."""

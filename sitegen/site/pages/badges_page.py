@@ -1,17 +1,17 @@
-"""The badges pages: every README badge with the Markdown and HTML that embed it.
+"""The badges: each implementation's on its own page, and the index of implementations that hold one.
 
-The SVGs themselves are sitegen.site.outputs.badges. Each implementation holding a rank gets a
-page beside its SVGs (badges/<implementation>/), linked from its implementation page;
-badges/index.html lists those pages, listings.PAGE_ITEMS a page, since the bundled registry's
-KernelBench data alone has over a thousand implementations (one page of every badge was
-13 MB). Snippets use absolute URLs under the site's base_url: a badge is embedded in
+The SVGs themselves are sitegen.site.outputs.badges, one per implementation holding a rank, a row
+per badge. Its implementation page shows it with each row's text linking the table that ranks it
+and the Markdown and HTML that embed it (badge_rows); a badges page and twin per implementation
+were 3,298 files for the bundled registry (issue 49). badges/index.html lists the implementations
+with badges, listings.PAGE_ITEMS a page, since the bundled registry's KernelBench data alone has
+over a thousand. Snippets use absolute URLs under the site's base_url: a badge is embedded in
 someone else's README, never beside these pages.
 
-The data is in the pages' JSON twins, as everywhere on the site: each implementation's
-badges/<implementation>/index.json holds its badges (SVG, text, cohort, snippets), and the
-index's pages (badges/index.json first) list the implementations with a link to that twin.
-No file holds every badge: the one that did (badges/index.json, issue 49) was the site's
-largest at 3.4 MB and grew with every implementation.
+The data is in the pages' JSON twins, as everywhere on the site: an implementation page's twin
+holds its badge rows, and the index's pages (badges/index.json first) list the implementations
+with a link to that twin. No file holds every badge: the one that did (badges/index.json,
+issue 49) was the site's largest at 3.4 MB and grew with every implementation.
 """
 
 from __future__ import annotations
@@ -23,40 +23,25 @@ from sitegen.site.text import xmltext
 from sitegen.site.text.jsonout import twin
 from sitegen.site.outputs.badges import LABEL, Badge
 from sitegen.facts.index import Index
-from sitegen.site.text.labels import Link
+from sitegen.site.text.labels import ImageRow, Link, Row
 from sitegen.site.pages.listings import Pager, item_pages
-
-
-@dataclass(frozen=True)
-class BadgeEntry:
-    image: str
-    """The SVG's site path."""
-    text: str
-    """What the badge says (operation, GPU, rank, pass, dtype)."""
-    cohort: str
-    """Where the badge links: the table that ranks it (an absolute URL)."""
-    markdown: str
-    html: str
 
 
 @dataclass(frozen=True)
 class BadgeCount:
     implementation: Link
-    """The implementation's badges page."""
+    """The implementation's page, which shows its badge."""
     count: int
     json: str
-    """The implementation's badges as JSON: its badges page's twin, where a program finds them."""
+    """The implementation's badge rows as JSON: its page's twin, where a program finds them."""
 
 
 @dataclass(frozen=True)
 class BadgesPage:
     path: str
     title: str
-    implementation: Link | None
-    """On an implementation's badges page: its implementation page."""
-    badges: list[BadgeEntry]
     listed: list[BadgeCount]
-    """On the index: the implementations with badges, this page's share of them."""
+    """The implementations with badges, this page's share of them."""
     pager: Pager | None = None
 
 
@@ -65,12 +50,10 @@ def _attr(value: str) -> str:
     return xmltext.text(value, quotes=True)
 
 
-def _entry(badge: Badge, base: str) -> BadgeEntry:
-    image = base + badge.path
-    alt = f"{LABEL}: {badge.text}"
-    markdown = f"[![{alt.replace(']', '')}]({image})]({badge.cohort_url})"
-    html = f'<a href="{_attr(badge.cohort_url)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
-    return BadgeEntry(badge.path, badge.text, badge.cohort_url, markdown, html)
+def _snippets(image: str, alt: str, target: str) -> tuple[str, str]:
+    markdown = f"[![{alt.replace(']', '')}]({image})]({target})"
+    html = f'<a href="{_attr(target)}"><img src="{_attr(image)}" alt="{_attr(alt)}"></a>'
+    return markdown, html
 
 
 def badges_by_implementation(made: list[Badge]) -> dict[str, list[Badge]]:
@@ -92,16 +75,22 @@ def badges_index(index: Index, by_implementation: dict[str, list[Badge]]) -> lis
     titles = _titles(index, names)
     # A name, a count and two links per implementation, never its badges: a page stays
     # listings.PAGE_ITEMS entries whatever the registry's size (issue 49).
-    listed = [BadgeCount(Link(titles[n], L.badges_link(n)), len(by_implementation[n]), twin(L.badges_link(n)))
+    listed = [BadgeCount(Link(titles[n], L.implementation_path(n)), len(by_implementation[n]), twin(L.implementation_path(n)))
               for n in names]
-    return [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", None, [], chunk, pager)
+    return [BadgesPage(at, "Badges" if pager is None or pager.number == 1 else f"Badges · page {pager.number}", chunk, pager)
             for at, chunk, pager in item_pages(L.BADGES_PATH, listed)]
 
 
-def implementation_badges_page(index: Index, name: str, made: list[Badge]) -> BadgesPage:
-    """One implementation's badges page: its badges (``made``) with their snippets."""
+def badge_rows(index: Index, made: list[Badge] | None) -> list[Row]:
+    """An implementation's badge on its own page (issue 49: a badges page and its twin per implementation
+    were 3,298 files for the bundled registry): the SVG, each row's text linking the table that ranks
+    it, and the Markdown and HTML that embed it, linking that page (absolute URLs)."""
+    if not made:
+        return []
     base = str(index.config.site.base_url)
     base = base if base.endswith("/") else base + "/"
-    title = _titles(index, [name])[name]
-    return BadgesPage(L.badges_link(name), f"Badges of {title}", Link(title, L.implementation_path(name)),
-                      [_entry(b, base) for b in made], [])
+    alt = f"{LABEL}: " + "; ".join(b.text for b in made)
+    markdown, html = _snippets(base + made[0].path, alt, base + L.implementation_path(made[0].path.split("/")[1]))
+    return [ImageRow("badge", "SVG for a README, a row per operation × GPU it ranks on", href=made[0].path, image=made[0].path),
+            *(Row("badge row", b.text, href=b.cohort_url.removeprefix(base)) for b in made),
+            Row("badge Markdown", markdown, code=True), Row("badge HTML", html, code=True)]

@@ -171,8 +171,8 @@ def paginated_items(path: str, heading: str, items: list[CountRow]) -> list[List
             for at, chunk, pager in item_pages(path, items)]
 
 
-def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:
-    """One implementation's page, or pages; ``row`` as by_newest's."""
+def implementation_pages(record, index: Index, row=run_row, badges: list[Row] = ()) -> list[ListPage]:
+    """One implementation's page, or pages; ``row`` as by_newest's; ``badges``: its badge's rows (badges_page.badge_rows)."""
     spec = record.model.spec
     runs = index.runs_of_implementation.get(record.name, [])
     facts = L.revision_rows(spec.projectRevision)
@@ -182,8 +182,7 @@ def implementation_pages(record, index: Index, row=run_row) -> list[ListPage]:
     if spec.licensing:
         facts.append(Row("license", spec.licensing.license))
     facts.append(Row("digest", record.digest, code=True))
-    if any(f.holds_rank for f in runs):
-        facts.append(Row("badges", "README badges with Markdown and HTML to embed them", href=L.badges_link(record.name)))
+    facts += badges
     label = implementation_title(record, index)
     return paginated(L.implementation_path(record.name), label, label, facts, by_newest(runs, row=row))
 

@@ -33,6 +33,14 @@ class Row:
     code: bool = False
 
 
+@dataclass(frozen=True)
+class ImageRow(Row):
+    """A row that shows an image before its value (an implementation's badge); a subclass, so the
+    twins of the site's other rows carry no empty image field."""
+
+    image: str = ""
+
+
 def run_dir(name: str) -> str:
     """The run's folder, the form its permalink takes."""
     return f"runs/{name}/"
@@ -57,10 +65,6 @@ def implementation_path(name: str) -> str:
 
 BADGES_PATH = "badges/index.html"
 
-
-def badges_link(implementation: str) -> str:
-    """An implementation's badges page, beside its SVGs: each badge with the snippets that embed it."""
-    return f"badges/{implementation}/index.html"
 
 
 def gpu_path(slug: str) -> str:
