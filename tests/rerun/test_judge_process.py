@@ -168,3 +168,21 @@ def test_a_verdict_the_measuring_process_rewrites_is_not_the_one_recorded(tmp_pa
     # Only the shapes other than the timed one were wrong: the judge saw what the process handed over.
     cases = correctness["cases"]
     assert [c["passed"] for c in cases] == [c["shape"] == [4, 64] for c in cases], cases
+
+
+def test_a_measuring_process_asked_to_gate_without_a_judge_refuses_in_one_line(tmp_path):
+    from sitegen.rerun.measure.exchange import PlannedImpl, WorkerPlan
+    from sitegen.rerun.measure.worker import JUDGE_FD_ENV
+
+    plan = WorkerPlan(operation="sitegen.operations.jsd:JSD", device="cpu", interpret=True,
+                      workloads=(W.as_json(),), passes=("forward",), mode="controlled",
+                      impls=(PlannedImpl("torch", "sitegen.operations.jsd_torch:Torch"),), process=0, processes=1,
+                      gate=True, skip=(), seed=1, repeated_probe=False, min_samples=3, min_time_ms=1.0, max_time_ms=2.0,
+                      warmup=(1, 0.0), rtol={"fp32": 1e-3})
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan.to_json()))
+    env = {k: v for k, v in os.environ.items() if k != JUDGE_FD_ENV}
+    done = subprocess.run([sys.executable, "-m", "sitegen.rerun.measure.worker", str(path), str(tmp_path / "result.json")],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and not (tmp_path / "result.json").exists()
+    assert done.stderr.strip().count("\n") == 0 and "no judge process was handed down" in done.stderr, done.stderr
