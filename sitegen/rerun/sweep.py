@@ -29,7 +29,6 @@ from sitegen.core.problems import InputError, Problem
 from sitegen.core.progress import Progress
 from sitegen.rerun.measure import gpustate
 from sitegen.rerun.checks import judge as _judge
-from sitegen.rerun.measure.worker import JUDGE_FD_ENV
 from sitegen.rules import protocol
 from sitegen.rerun.outcome import records
 from sitegen.registry import journal
@@ -102,7 +101,7 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
         # the measuring process gets one end of a socket to it, the parent its verdicts.
         judge, judge_sock, report = _judge.start({"operation": plan["operation"], "device": plan["device"],
                                                   "interpret": plan["interpret"], "rtol": plan["rtol"]}, report=True, env=env)
-        fds, worker_env = (judge_sock.fileno(),), {**env, JUDGE_FD_ENV: str(judge_sock.fileno())}
+        fds, worker_env = (judge_sock.fileno(),), {**env, _judge.JUDGE_FD_ENV: str(judge_sock.fileno())}
         # Read as the judge sends them (it ends before the measuring process times anything, and
         # so before this parent, following that process, would read them): however long, they
         # never wait on a full socket.

@@ -172,7 +172,7 @@ def test_a_verdict_the_measuring_process_rewrites_is_not_the_one_recorded(tmp_pa
 
 def test_a_measuring_process_asked_to_gate_without_a_judge_refuses_in_one_line(tmp_path):
     from sitegen.rerun.measure.exchange import PlannedImpl, WorkerPlan
-    from sitegen.rerun.measure.worker import JUDGE_FD_ENV
+    from sitegen.rerun.checks.judge import JUDGE_FD_ENV
 
     plan = WorkerPlan(operation="sitegen.operations.jsd:JSD", device="cpu", interpret=True,
                       workloads=(W.as_json(),), passes=("forward",), mode="controlled",

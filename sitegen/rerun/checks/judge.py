@@ -27,6 +27,8 @@ import sys
 from sitegen.rerun.checks.handover import Channel, Refused
 
 _PR_SET_DUMPABLE = 4
+JUDGE_FD_ENV = "SITEGEN_JUDGE_FD"
+"""The environment variable that names, to a measuring process, the descriptor of its socket to the judge."""
 
 
 def _not_dumpable() -> None:

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from sitegen.core.atomicwrite import write_atomic
 from sitegen.rerun.checks import guards as _guards
+from sitegen.rerun.checks.judge import JUDGE_FD_ENV
 from sitegen.rerun.measure.exchange import Unreadable, WorkerPlan, WorkerResult
 from sitegen.rerun.measure.watch import emit
-
-JUDGE_FD_ENV = "SITEGEN_JUDGE_FD"
 
 # Bound when the process starts, before any implementation is imported: the build check is
 # called through these, not through names an implementation could rebind.
