@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -27,6 +28,7 @@ from sitegen.core.digest import document_digest
 from sitegen.core.problems import InputError, Problem
 from sitegen.core.progress import Progress
 from sitegen.rerun.measure import gpustate
+from sitegen.rerun.checks import judge as _judge
 from sitegen.rules import protocol
 from sitegen.rerun.outcome import records
 from sitegen.registry import journal
@@ -39,6 +41,11 @@ from sitegen.rerun.measure.exchange import PlannedImpl, Unreadable, WorkerPlan, 
 from sitegen.rerun.plan.like import LikePlan
 from sitegen.rerun.measure.watch import Watch
 from sitegen.rules.verdict import judge
+
+
+# How long the parent waits for the judge's verdicts once the measuring process has ended: it
+# sends them as soon as its socket to that process closes.
+_JUDGE_REPORT_S = 120.0
 
 
 @dataclass
@@ -86,9 +93,28 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     watch = watch or Watch(Progress(enabled=False), plan.get("processes", 1))
+    who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
+    judge = None
+    args, fds, worker_env = [sys.executable, "-m", "sitegen.rerun.measure.worker", str(plan_path), str(result_path)], (), env
+    if plan["gate"]:
+        # The gate is judged in a process of its own that runs no outside code (issue 43 item 2);
+        # the measuring process gets one end of a socket to it, the parent its verdicts.
+        judge, judge_sock, report = _judge.start({"operation": plan["operation"], "device": plan["device"],
+                                                  "interpret": plan["interpret"], "rtol": plan["rtol"]}, report=True, env=env)
+        fds, worker_env = (judge_sock.fileno(),), {**env, _judge.JUDGE_FD_ENV: str(judge_sock.fileno())}
+        # Read as the judge sends them (it ends before the measuring process times anything, and
+        # so before this parent, following that process, would read them): however long, they
+        # never wait on a full socket.
+        verdicts_read: list = []
+        reader = threading.Thread(target=lambda: verdicts_read.append(_read_verdicts(report)), daemon=True)
+        reader.start()
     # stderr comes through the parent, so log lines print above the progress display.
-    proc = subprocess.Popen([sys.executable, "-m", "sitegen.rerun.measure.worker", str(plan_path), str(result_path)], env=env,
-                            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    try:
+        proc = subprocess.Popen(args, env=worker_env, stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True, pass_fds=fds)
+    finally:
+        if judge is not None:
+            judge_sock.close()  # the measuring process's alone: its end closes when it exits
     try:
         watch.follow(k, proc.stderr)
         rc = proc.wait()
@@ -101,7 +127,7 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    who = f"{plan['impls'][0]['name']} " if plan["impls"] else ""
+        verdicts = _verdicts(judge, reader, verdicts_read) if judge is not None else None
     if rc != 0 or not result_path.exists():
         for line in watch.failure_lines():
             watch.progress.log(line)
@@ -109,10 +135,40 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
                                   f"measuring process exited with code {rc}; nothing written")])
     # Written by a process that ran outside code: read as data of one format, checked, never trusted further.
     try:
-        return WorkerResult.from_json(json.loads(result_path.read_text())).to_json()
+        result = WorkerResult.from_json(json.loads(result_path.read_text())).to_json()
     except (Unreadable, ValueError, RecursionError) as exc:  # ValueError: not JSON at all
         raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
                                   f"measuring process wrote a result this sitegen does not read: {exc}; nothing written")]) from None
+    if isinstance(verdicts, Exception):
+        raise InputError([Problem(f"{who}process {plan['process'] + 1}", "$",
+                                  f"the judge process gave no gate verdicts ({verdicts}); nothing written")])
+    if verdicts is not None:
+        result["gate"] = verdicts  # the judge's, never what the measuring process wrote of its gate
+    return result
+
+
+def _read_verdicts(report):
+    """The judge's report as read from its socket: its gate dict, or why there is none."""
+    try:
+        kind, payload, _ = report.recv("cpu", ack=False)
+        gate = payload.get("gate") if kind == "report" else None
+        return gate if isinstance(gate, dict) else ValueError(f"a {kind!r} message")
+    except (OSError, EOFError, ValueError) as exc:
+        return exc
+    finally:
+        report.close()
+
+
+def _verdicts(judge, reader, read: list) -> dict | Exception:
+    """The judge process's gate verdicts ({impl: {workload key: outcome}}), once the measuring
+    process has ended, or why there are none (the judge was killed, say): the run is refused."""
+    reader.join(timeout=_JUDGE_REPORT_S)
+    try:
+        judge.wait(timeout=_JUDGE_REPORT_S)
+    except subprocess.TimeoutExpired:
+        judge.kill()
+        judge.wait()
+    return read[0] if read else TimeoutError("no answer")
 
 
 def _own(result: dict, name: str, case_keys: set[str]) -> dict:

@@ -90,9 +90,10 @@ def test_a_patched_norm_lets_no_zero_gradient_through_the_gate():
 
 
 def test_the_comparisons_judge_with_the_norm_they_kept(monkeypatch):
-    from sitegen.rerun.checks import gate
+    from sitegen.rerun.checks import judging as gate
 
-    # Past the guard (a patch it did not see): the gate's comparison still reads the real norm.
+    # Past the guard (a patch it did not see): the gate's comparison still reads the real norm
+    # (it runs in the judge process, where no implementation runs; here, called in this one).
     monkeypatch.setattr(torch.linalg, "vector_norm", lambda *a, **k: torch.zeros((), dtype=torch.float64))
     ref = torch.ones(4, 8, dtype=torch.float64)
     err, max_abs, norm = gate._errors(torch.zeros(4, 8), ref)

@@ -177,7 +177,7 @@ class K(Implementation):
     operation = "jsd"
 
     def build(self, *, dynamic=False):
-        gate.check = lambda *a, **k: {"status": "passed", "maxAbsError": 0.0, "maxRelError": 0.0}
+        gate.call = lambda *a, **k: (None, None, [])
         timedcheck.TimedCheck.verify = lambda self: {"calls": 1, "lossFailures": 0, "gradientFailures": 0}
         return None
 '''
@@ -189,11 +189,11 @@ def test_an_implementation_that_replaces_its_judges_when_built_is_refused_and_un
 
     (tmp_path / "forges_judges.py").write_text(FORGER)
     monkeypatch.syspath_prepend(str(tmp_path))
-    check, verify = gate.check, timedcheck.TimedCheck.verify
+    check, verify = gate.call, timedcheck.TimedCheck.verify
     got = implementation("forges_judges:K", "jsd")
     assert got == {"ok": False, "version": None, "reason": "refused by clock_intact: importing or building it replaced "
-                                                           "sitegen.rerun.checks.gate.check, TimedCheck.verify"}
-    assert gate.check is check and timedcheck.TimedCheck.verify is verify
+                                                           "sitegen.rerun.checks.gate.call, TimedCheck.verify"}
+    assert gate.call is check and timedcheck.TimedCheck.verify is verify
 
 
 ERRORS_FORGER = '''
@@ -202,27 +202,28 @@ from sitegen.rerun.checks import gate
 
 
 class K(Implementation):
-    """The gate's comparison moved into gate._errors: replacing it would pass any output."""
+    """The handing over of the gate's outputs to the judge: replaced, it could hand the judge
+    anything but what the implementation returned."""
 
     operation = "jsd"
 
     def build(self, *, dynamic=False):
-        gate._errors = lambda got, ref: (0.0, 0.0, 1.0)
+        gate._judge.spawn_local = lambda *a, **k: None
         return None
 '''
 
 
-def test_an_implementation_that_replaces_the_gate_s_comparison_is_refused_and_undone(tmp_path, monkeypatch):
+def test_an_implementation_that_replaces_the_way_to_the_judge_is_refused_and_undone(tmp_path, monkeypatch):
     from sitegen.rerun.checks import gate
     from sitegen.rerun.measure.worker import implementation
 
     (tmp_path / "forges_errors.py").write_text(ERRORS_FORGER)
     monkeypatch.syspath_prepend(str(tmp_path))
-    errors = gate._errors
+    spawn = gate._judge.spawn_local
     got = implementation("forges_errors:K", "jsd")
     assert got == {"ok": False, "version": None, "reason": "refused by clock_intact: importing or building it replaced "
-                                                           "sitegen.rerun.checks.gate._errors"}
-    assert gate._errors is errors
+                                                           "sitegen.rerun.checks.judge.spawn_local"}, got
+    assert gate._judge.spawn_local is spawn
 
 
 def test_emptying_the_guard_s_own_snapshot_is_seen():

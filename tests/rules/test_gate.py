@@ -101,18 +101,22 @@ def _push_last_row(grad):
 
 def test_an_error_in_the_last_rows_counts_when_the_gradient_is_compared_a_block_at_a_time(monkeypatch):
     # Large gradients are compared a block of rows at a time (a [16384, 131072] float64 copy is
-    # 16 GiB); here each block is one row, so the error sits in the last of several blocks.
-    from sitegen.rerun.checks import gate
+    # 16 GiB); here each block is one row, so the error sits in the last of several blocks. The
+    # comparison runs in the judge process; here it is called in this one, to set its block size.
+    from sitegen.rerun.checks import judging
 
-    monkeypatch.setattr(gate, "_CHUNK_ELEMENTS", WORKLOAD["vocab"])
-    out = _gate(FromReference(edit=_push_last_row))
-    assert out["status"] == "failed" and not any(c["passed"] for c in out["cases"])
-    assert all(c["maxRelError"] == pytest.approx(12 * RTOL, rel=0.02) for c in out["cases"])
+    monkeypatch.setattr(judging, "_CHUNK_ELEMENTS", WORKLOAD["vocab"])
+    x, y = OP.make_inputs(WORKLOAD, 5, "cpu")
+    ref_loss, (ref_grad,) = OP.reference((x, y))
+    grad = ref_grad.float()
+    _push_last_row(grad)
+    out = judging.compare(torch.tensor(float(ref_loss)), [grad], float(ref_loss), (ref_grad,), RTOL, tensor_output=False)
+    assert out["passed"] is False and out["maxRelError"] == pytest.approx(12 * RTOL, rel=0.02)
 
 
 def test_an_empty_output_compares_as_no_error():
     # check() never raises: a gradient of no rows compares as zero error against a zero norm.
-    from sitegen.rerun.checks.gate import _errors
+    from sitegen.rerun.checks.judging import _errors
 
     assert _errors(torch.zeros(0, 5), torch.zeros(0, 5, dtype=torch.float64)) == (0.0, 0.0, 0.0)
 
@@ -120,7 +124,7 @@ def test_an_empty_output_compares_as_no_error():
 def test_the_block_comparison_adds_up_every_block(monkeypatch):
     # One row a block, on a matrix taller than it is wide: errors in the first and the last row,
     # 3 and 4, make a norm-wise error of 5 and a largest one of 4; ‖ref‖² = 1² + … + 30² = 9455.
-    from sitegen.rerun.checks import gate
+    from sitegen.rerun.checks import judging as gate
 
     monkeypatch.setattr(gate, "_CHUNK_ELEMENTS", 3)
     ref = torch.arange(1.0, 31.0, dtype=torch.float64).reshape(10, 3)

@@ -128,11 +128,17 @@ def test_a_tensor_output_of_another_shape_fails():
 
 
 def _gradients_given(monkeypatch):
-    """(x, the gradient its backward got) of every case, after checking the seeds drawn."""
+    """(x, the gradient its backward got) of every case, after checking the seeds drawn (by the
+    judge's side, judging.references, called here to see them)."""
+    from sitegen.rerun.checks import judging
+
     drawn = {"inputs": [], "grad": []}
     make_inputs, make_grad = NORM.make_inputs, NORM.make_grad_output
     monkeypatch.setattr(NORM, "make_inputs", lambda w, seed, device: drawn["inputs"].append(seed) or make_inputs(w, seed, device))
     monkeypatch.setattr(NORM, "make_grad_output", lambda w, seed, device: drawn["grad"].append(seed) or make_grad(w, seed, device))
+    for shape, seed in judging.checked_shapes(NORM, NW):
+        judging.references(NORM, shape, seed, "cpu")
+    monkeypatch.undo()
     given = []
 
     class Spy(Norm):
@@ -302,7 +308,7 @@ def test_a_thread_one_implementation_left_fails_it_and_not_the_next():
     assert out["honest"]["status"] == "passed", out["honest"]
 
 
-# --- the comparison's bounds, on check() itself --------------------------------------------
+# --- the comparison's bounds, on call() and the judge's compare() --------------------------------------------
 
 class _Scalar:
     differentiable = (0,)
@@ -321,9 +327,13 @@ class Gives(torch.nn.Module):
 
 
 def _check(loss, grad, ref_loss=4.0, ref_grad=(3.0, 4.0), rtol=0.5, x=(1.0, 2.0)):
+    """The call in this process (gate.call), its outputs compared as the judge compares them."""
+    from sitegen.rerun.checks import judging
+
     inputs = (torch.tensor(x, dtype=torch.float64),)
-    return gate.check(Gives(loss, grad), _Scalar(), inputs, ref_loss, (torch.tensor(ref_grad, dtype=torch.float64),),
-                      rtol, "cpu", Clock("cpu"))
+    why, got, grads = gate.call(Gives(loss, grad), _Scalar(), inputs, "cpu", Clock("cpu"))
+    assert why is None, why
+    return judging.compare(got, grads, ref_loss, (torch.tensor(ref_grad, dtype=torch.float64),), rtol, tensor_output=False)
 
 
 def test_errors_exactly_at_the_tolerance_pass_and_just_over_it_fail():
@@ -429,8 +439,7 @@ def test_the_gate_poisons_for_the_largest_differentiable_input_before_each_call(
     a, b = torch.ones(3, dtype=torch.float64), torch.ones(5, dtype=torch.float32)  # 24 and 20 bytes
     clock = Clock("cpu")
     pool = _Pool(monkeypatch, grow_at=1)
-    gate.check(Both(), TwoInputs(), (a, b), 5.0, (torch.ones(3, dtype=torch.float64), torch.ones(5, dtype=torch.float64)),
-               1.0, "cuda:0", clock)
+    gate.call(Both(), TwoInputs(), (a, b), "cuda:0", clock)
     assert [m for m in pool.made if not isinstance(m, tuple)][:2] == [4 * 24 + (1 << 20), 24]
 
 
@@ -440,9 +449,8 @@ def test_a_loss_that_is_not_one_number_is_never_written():
             return x * 1.0
 
     # backward() of a two-element loss raises: the gate fails it with the error named.
-    out = gate.check(Pair(), _Scalar(), (torch.tensor([0.0, 0.0], dtype=torch.float64),), 0.0,
-                     (torch.zeros(2, dtype=torch.float64),), 1.0, "cpu", Clock("cpu"))
-    assert out["passed"] is False and out["error"].startswith("RuntimeError: grad can be implicitly created only")
+    why, loss, grads = gate.call(Pair(), _Scalar(), (torch.tensor([0.0, 0.0], dtype=torch.float64),), "cpu", Clock("cpu"))
+    assert loss is None and why.startswith("RuntimeError: grad can be implicitly created only")
 
 
 def test_an_unwritten_loss_counts_as_zero_in_the_error_and_fails_as_unwritten():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from sitegen.rerun.checks import draws, gate, guards, timedcheck
+from sitegen.rerun.checks import draws, gate, guards, handover, judge, timedcheck
 from sitegen.rerun.measure import clock as _clock  # noqa: F401  (its import takes the snapshot the judges join)
 from sitegen.rerun.measure import exchange, passes
 from sitegen.rules import integrity
@@ -23,9 +23,13 @@ from sitegen.rules import integrity
 def owners(worker) -> list[tuple[object, str, str]]:
     """(owner, attribute, label) of every judge; ``worker`` is the measuring process's module
     (sitegen.rerun.measure.worker, or __main__ where it runs as ``python -m``)."""
-    out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("check", "gate_workload", "checked_shapes", "_poison",
-                                                                          "_errors", "_CHUNK_ELEMENTS", "math", "aliasing",
-                                                                          "foreign", "modes")]
+    # The gate's comparison runs in the judge process (sitegen.rerun.checks.judge); what runs here
+    # is the call and the handing over of its outputs, which a replaced one could falsify.
+    out = [(gate, name, f"sitegen.rerun.checks.gate.{name}") for name in ("call", "gate_workload", "_poison", "_judge",
+                                                                          "aliasing", "foreign", "modes")]
+    out += [(handover.Channel, name, f"Channel.{name}") for name in ("send", "recv", "_write", "_read_header", "_exact")]
+    out += [(handover, name, f"sitegen.rerun.checks.handover.{name}") for name in ("_copy_in", "_layout", "Channel")]
+    out += [(judge, name, f"sitegen.rerun.checks.judge.{name}") for name in ("spawn_local", "start", "Refused")]
     out += [(timedcheck.TimedCheck, name, f"TimedCheck.{name}") for name in (
         "verify", "record", "record_loss", "record_foreign", "record_inputs", "output", "pick", "_output_error",
         "_digests", "__init__")]

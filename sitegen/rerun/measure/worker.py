@@ -1,4 +1,5 @@
-"""One measuring process: ``python -m sitegen.rerun.measure.worker PLAN.json RESULT.json``.
+"""One measuring process: ``python -m sitegen.rerun.measure.worker PLAN.json RESULT.json``, with the
+judge process's socket at the descriptor JUDGE_FD_ENV names where the plan gates.
 
 The parent never touches the GPU (so it can check that no other process does); each worker
 gates (the first one only), times every case of the plan, and writes one JSON result. The plan
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from sitegen.core.atomicwrite import write_atomic
 from sitegen.rerun.checks import guards as _guards
+from sitegen.rerun.checks.judge import JUDGE_FD_ENV
 from sitegen.rerun.measure.exchange import Unreadable, WorkerPlan, WorkerResult
 from sitegen.rerun.measure.watch import emit
 
@@ -58,7 +60,9 @@ def copy_bandwidth(device: str) -> float:
     return 2 * n * src.element_size() / (median_ns * 1e-9)
 
 
-def run(plan: WorkerPlan) -> WorkerResult:
+def run(plan: WorkerPlan, judge_fd: int | None = None) -> WorkerResult:
+    """Measure as ``plan`` says; the gate through the judge process at ``judge_fd`` (a socket
+    the parent handed down, sitegen.rerun.checks.judge), which the first process needs."""
     import torch
 
     from sitegen import operations
@@ -67,6 +71,7 @@ def run(plan: WorkerPlan) -> WorkerResult:
     from sitegen.rerun.measure.clock import Clock
     from sitegen.rerun.measure.environment import device_facts, software_facts
     from sitegen.rerun.checks.gate import gate_workload
+    from sitegen.rerun.checks.handover import Channel
     from sitegen.rerun.measure.passes import PassRunner
     from sitegen.rerun.measure.throttleguard import ThrottleGuard
 
@@ -120,14 +125,23 @@ def run(plan: WorkerPlan) -> WorkerResult:
     clock = Clock(device)
     if plan.gate:
         # The modules that will be timed are the ones gated (torch.compile too, dynamic=False).
+        # The judge process draws the inputs and judges; the verdicts the record keeps are the ones
+        # it sends the parent, and this process learns only which passed.
+        judge = Channel.from_fd(judge_fd)
         for g, w in enumerate(loads):
             emit(plan.progress_events, stage="gate", done=g, total=len(loads))
-            gated = gate_workload(modules, op, w, plan.rtol[w.dtype], device, clock)
+            gated = gate_workload(modules, op, w, plan.rtol[w.dtype], device, clock, judge=judge)
             for impl, outcome in gated.items():
                 result["gate"].setdefault(impl, {})[w.key] = outcome
                 if outcome["status"] != "passed":
                     skip.add(f"{impl}|{w.key}")
             _log(plan, f"gate {w.key}: " + ", ".join(f"{i} {o['status']}" for i, o in gated.items()), t0)
+        judge.send("done")
+        # Until the judge has gone (its end closed as it exits): on a GPU, its context with it,
+        # before the first timed call.
+        while judge.sock.recv(1):
+            pass
+        judge.close()
     guard = ThrottleGuard(plan.max_sm_mhz)
     todo = [(w, p, i) for w in loads for p in plan.passes for i in names
             if i in modules and f"{i}|{w.key}" not in skip]
@@ -225,9 +239,14 @@ def main(argv: list[str]) -> int:
     except (Unreadable, ValueError) as exc:  # ValueError: not JSON at all
         print(f"refusing {plan_path}: {exc}", file=sys.stderr, flush=True)
         return 2
+    judge_fd = os.environ.pop(JUDGE_FD_ENV, None)
+    judge_fd = int(judge_fd) if judge_fd and judge_fd.isdigit() else None
+    if plan.gate and judge_fd is None:
+        print(f"refusing {plan_path}: its plan gates, and no judge process was handed down", file=sys.stderr, flush=True)
+        return 2
     if plan.interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
-    result = run(plan)
+    result = run(plan, judge_fd)
     write_atomic(result_path, json.dumps(result.to_json()).encode())
     return 0
 

@@ -140,6 +140,11 @@ def run_selftest(*, interpret: bool) -> dict:
     judges.keep(worker)
     guards.protect(JSD())
     guards.close()
+    # The gate's judge, a process of its own, started before any candidate runs here: what a
+    # cheat patches in this process never reaches it (sitegen.rerun.checks.judge).
+    from sitegen.rerun.checks import judge as _judge
+
+    _judge.spawn_local(JSD(), device)
     copy_bw = copy_bandwidth(device)
     max_sm_mhz = gpustate.max_sm_mhz(gpustate.facts())
     verdicts = {}

@@ -32,3 +32,39 @@ class Resealer(Implementation):
         from sitegen.rerun.selftest.cheats import ResealedSnapshot
 
         return ResealedSnapshot()
+
+
+class _PassingOutcomes(dict):
+    """A gate table whose outcomes read as passed however they were judged."""
+
+    def setdefault(self, key, default=None):
+        return super().setdefault(key, _Passing())
+
+
+class _Passing(dict):
+    def __setitem__(self, key, outcome):
+        outcome.update(status="passed", maxAbsError=0.0, maxRelError=0.0)
+        outcome.pop("notes", None)
+        for case in outcome.get("cases", []):
+            case.update(passed=True, maxAbsError=0.0, maxRelError=0.0)
+        super().__setitem__(key, outcome)
+
+
+class GateForger(Implementation):
+    """Right at the timed shape only (so the timed calls' own check passes), and rewrites the
+    gate verdicts its measuring process stores to passed: a gate judged in that process would be
+    forged; one judged in the judge process is the record's whatever this one writes."""
+
+    operation = "jsd"
+    needs = ("torch", "triton")
+
+    def available(self):
+        return None
+
+    def build(self, *, dynamic=False):
+        from sitegen.rerun.selftest.cheats import ShapeSpecial
+
+        found = intruders.worker_locals()
+        if found is not None and "result" in found:
+            found["result"]["gate"] = _PassingOutcomes()
+        return ShapeSpecial((int(os.environ["GATE_FORGER_TOKENS"]), int(os.environ["GATE_FORGER_VOCAB"])))

@@ -1,0 +1,188 @@
+"""The judge never shares a process with the judged (issue 43 item 2): the gate's seeds, inputs'
+references and verdicts live in the judge process (sitegen.rerun.checks.judge), which runs no
+outside code; the measuring process calls the implementation and hands its outputs over, copied
+on receipt. Each test here would pass a cheat if the gate were judged in the measuring process."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+for _module in ("torch", "triton", "numpy"):
+    pytest.importorskip(_module, reason="rerun measures with torch (numpy: Triton's interpreter)")
+
+import torch  # noqa: E402
+
+from sitegen.operations.jsd import JSD  # noqa: E402
+from sitegen.rerun.checks import gate, handover, judging  # noqa: E402
+from sitegen.rerun.selftest.cheats import ForwardSkipsDx, WrongGradient, _Given, _honest, _loss_only  # noqa: E402
+
+OP = JSD()
+W = OP.workload("fp32", tokens=8, vocab=64)
+RTOL = OP.tolerances["fp32"]
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+
+def _gate(modules: dict) -> dict:
+    return gate.gate_workload(modules, OP, W, RTOL, "cpu")
+
+
+def _references_here(shape) -> list:
+    """Every float64 tensor of ``shape`` this process holds: up the calling frames (and what they
+    hold in tuples and lists), and among the objects the collector tracks."""
+    found, frame = [], sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            for v in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(v, torch.Tensor) and v.dtype == torch.float64 and tuple(v.shape) == shape:
+                    found.append(v)
+        frame = frame.f_back
+    found += [o for o in gc.get_objects() if type(o) is torch.Tensor and o.dtype == torch.float64
+              and tuple(o.shape) == shape]
+    return found
+
+
+class ReferenceThief(torch.nn.Module):
+    """Computes the loss only; the gradient is the float64 reference it finds in its own process
+    (the gate's, if the gate is judged here), else a buffer it never writes."""
+
+    def __init__(self):
+        super().__init__()
+        self.stolen = 0
+
+    def forward(self, x, y):
+        refs = _references_here(tuple(x.shape))
+        if refs:
+            self.stolen += 1
+            return _Given.apply(x, _loss_only(x, y), refs[0].to(x.dtype))
+        return ForwardSkipsDx()(x, y)
+
+
+def test_the_reference_is_not_in_the_process_that_runs_the_implementation():
+    thief = ReferenceThief()
+    out = _gate({"thief": thief})["thief"]
+    assert thief.stolen == 0, "a float64 reference of the gradient's shape was in the measuring process"
+    assert out["status"] == "failed" and out["cases"] and not any(c["passed"] for c in out["cases"]), out
+
+
+def test_a_comparison_replaced_in_the_measuring_process_changes_no_verdict(monkeypatch):
+    # What a cheat past the guard would do in its own process: every comparison passes there.
+    monkeypatch.setattr(judging, "compare", lambda *a, **k: {"maxAbsError": 0.0, "maxRelError": 0.0,
+                                                             "fullyWritten": True, "passed": True})
+    monkeypatch.setattr(judging, "_errors", lambda got, ref: (0.0, 0.0, 1.0))
+    out = _gate({"wrong": WrongGradient()})["wrong"]
+    assert out["status"] == "failed" and out["maxRelError"] == pytest.approx(0.05, rel=1e-3), out
+
+
+class LateEditor(torch.nn.Module):
+    """Hands over a gradient 5% off, keeps it, and on its next call writes the right one into it:
+    right by the time a judge that read the shared output late (at the end of the workload) would
+    look, wrong when it was handed over."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept = None
+
+    def forward(self, x, y):
+        if self.kept is not None:
+            given, right = self.kept
+            given.copy_(right)
+        loss, grad = _honest(x, y)
+        given = grad * 1.05
+        self.kept = (given, grad)
+        return _Given.apply(x, loss, given)
+
+
+def test_an_output_edited_after_its_handover_is_judged_as_it_was_handed_over():
+    out = _gate({"late": LateEditor()})["late"]
+    assert [c["passed"] for c in out["cases"]] == [False] * len(out["cases"]) and out["cases"], out
+    assert all(c["maxRelError"] == pytest.approx(0.05, rel=1e-3) for c in out["cases"]), out
+
+
+def test_the_receiver_copies_a_handed_over_tensor_before_it_acknowledges():
+    shared = torch.arange(12, dtype=torch.float32).reshape(3, 4).share_memory_()
+    fd, size = shared.untyped_storage()._share_fd_cpu_()
+    got = handover._copy_in(handover._layout(shared) | {"cpu": {"size": size, "fd": 0}}, [os.dup(fd)], "cpu")
+    shared.fill_(-1.0)  # the sender's shared storage, written after the handover
+    assert torch.equal(got, torch.arange(12, dtype=torch.float32).reshape(3, 4))
+    assert got.untyped_storage().data_ptr() != shared.untyped_storage().data_ptr()
+
+
+def _pair():
+    a, b = socket.socketpair()
+    return handover.Channel(a), handover.Channel(b)
+
+
+def test_a_tensor_crosses_a_channel_with_its_layout_and_the_sender_waits_for_the_copy():
+    send, recv = _pair()
+    t = torch.arange(20, dtype=torch.float64).reshape(4, 5)[:, 1:4]  # a strided view
+    got = {}
+    th = threading.Thread(target=lambda: got.update(zip(("kind", "payload", "tensors"), recv.recv("cpu"))))
+    th.start()
+    send.send("outputs", {"impl": "m"}, [t, None])
+    th.join()
+    assert got["kind"] == "outputs" and got["payload"] == {"impl": "m"}
+    assert torch.equal(got["tensors"][0], t) and got["tensors"][1] is None
+
+
+def test_a_message_that_is_not_this_protocol_s_is_refused_and_runs_nothing(tmp_path):
+    import pickle
+
+    marker = tmp_path / "ran"
+
+    class Runs:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    for body in (pickle.dumps(Runs()), json.dumps({"kind": "outputs", "payload": {}, "tensors": [{"dtype": "object"}]}).encode(),
+                 json.dumps([1, 2]).encode()):
+        a, b = socket.socketpair()
+        a.sendall(len(body).to_bytes(4, "big") + body)
+        with pytest.raises(handover.Refused):
+            handover.Channel(b).recv("cpu")
+    assert not marker.exists()
+
+
+def test_a_verdict_the_measuring_process_rewrites_is_not_the_one_recorded(tmp_path):
+    # GateForger: right at the timed shape only, and rewrites the gate outcomes its process
+    # stores to passed. Judged in that process, its run would pass; the judge's verdict fails it.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])),
+               GATE_FORGER_TOKENS="4", GATE_FORGER_VOCAB="64")
+    out = tmp_path / "records"
+    done = subprocess.run([sys.executable, "-m", "sitegen", "rerun", "--interpret", "--tokens", "4", "--vocab", "64",
+                           "--dtype", "fp32", "--pass", "forward", "--impl", "intruders:GateForger",
+                           "--processes", "1", "--out", str(out), "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)["runs"]
+    run = json.loads((out / row["file"]).read_text())
+    correctness = run["spec"]["correctness"]
+    assert row["status"] != "passed" and correctness["status"] == "failed", (row, correctness)
+    # Only the shapes other than the timed one were wrong: the judge saw what the process handed over.
+    cases = correctness["cases"]
+    assert [c["passed"] for c in cases] == [c["shape"] == [4, 64] for c in cases], cases
+
+
+def test_a_measuring_process_asked_to_gate_without_a_judge_refuses_in_one_line(tmp_path):
+    from sitegen.rerun.measure.exchange import PlannedImpl, WorkerPlan
+    from sitegen.rerun.checks.judge import JUDGE_FD_ENV
+
+    plan = WorkerPlan(operation="sitegen.operations.jsd:JSD", device="cpu", interpret=True,
+                      workloads=(W.as_json(),), passes=("forward",), mode="controlled",
+                      impls=(PlannedImpl("torch", "sitegen.operations.jsd_torch:Torch"),), process=0, processes=1,
+                      gate=True, skip=(), seed=1, repeated_probe=False, min_samples=3, min_time_ms=1.0, max_time_ms=2.0,
+                      warmup=(1, 0.0), rtol={"fp32": 1e-3})
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan.to_json()))
+    env = {k: v for k, v in os.environ.items() if k != JUDGE_FD_ENV}
+    done = subprocess.run([sys.executable, "-m", "sitegen.rerun.measure.worker", str(path), str(tmp_path / "result.json")],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and not (tmp_path / "result.json").exists()
+    assert done.stderr.strip().count("\n") == 0 and "no judge process was handed down" in done.stderr, done.stderr
