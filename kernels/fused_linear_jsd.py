@@ -40,6 +40,7 @@ import triton
 import triton.language as tl
 
 from .jsd import _exp2, _log2, _mode, _scale_
+from .linear_jsd_terms import dz_terms, loss_terms
 
 VARIANTS = ("rows", "tiled")
 
@@ -101,18 +102,7 @@ def _row_kernel(
         o = start + offs
         mask = o < V
         x2, y2 = _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE)
-        if MODE == 0:
-            t1 = _exp2(y2, FAST) * (y2 - x2)  # P (Y - X)
-            t2 = t1
-        elif MODE == 1:
-            t1 = _exp2(x2, FAST) * (x2 - y2)  # Q (X - Y)
-            t2 = t1
-        else:
-            p = _exp2(y2, FAST)
-            aq = (1.0 - beta) * _exp2(x2, FAST)
-            l2m = _log2(beta * p + aq, FAST)
-            t1 = aq * (x2 - l2m)  # (1-beta) Q (X - log M)
-            t2 = p * (y2 - l2m)  # P (Y - log M), times beta below
+        t1, t2 = loss_terms(x2, y2, beta, MODE, FAST)
         acc1 += tl.where(mask, t1, 0.0)
         acc2 += tl.where(mask, t2, 0.0)
     s1 = tl.sum(acc1, 0) * 0.6931471805599453
@@ -130,14 +120,7 @@ def _row_kernel(
             o = start + offs
             mask = o < V
             x2, y2 = _log2probs(zs, zt, o, mask, c, lse_s, lse_t, MODE)
-            if MODE == 0:
-                d = _exp2(x2, FAST) - _exp2(y2, FAST)
-            elif MODE == 1:
-                d = _exp2(x2, FAST) * ((x2 - y2) * 0.6931471805599453 - s1)
-            else:
-                q = _exp2(x2, FAST)
-                l2m = _log2(beta * _exp2(y2, FAST) + (1.0 - beta) * q, FAST)
-                d = q * ((1.0 - beta) * 0.6931471805599453 * (x2 - l2m) - s1)
+            d = dz_terms(x2, y2, s1, beta, MODE, FAST)
             if ALIASED:
                 # dz's bytes [2j, 2j+2) lie in fp32 element j/2 of the teacher's row, which another
                 # warp of this program may load in this same iteration: every load of the row up to

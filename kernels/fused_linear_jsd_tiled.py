@@ -35,7 +35,8 @@ import triton
 import triton.language as tl
 
 from . import linear_jsd_logits as gemm
-from .jsd import _exp2, _log2, _mode
+from .jsd import _mode
+from .linear_jsd_terms import dz_terms, loss_terms
 
 _ROW_CONFIG = {"cuda": (2048, 4), "cpu": (32, 1)}
 HALF_LOGITS = False  # fp16 logit storage for 16-bit inputs (linear_jsd_logits.py); the bench's [fp16] rows
@@ -82,29 +83,11 @@ def _sweep_kernel(
             x2 = tl.maximum(x2, -120.0)
             y2 = tl.maximum(y2, -120.0)
         if PHASE == 0:
-            if MODE == 0:
-                t1 = _exp2(y2, FAST) * (y2 - x2)
-                t2 = t1
-            elif MODE == 1:
-                t1 = _exp2(x2, FAST) * (x2 - y2)
-                t2 = t1
-            else:
-                p = _exp2(y2, FAST)
-                aq = (1.0 - beta) * _exp2(x2, FAST)
-                l2m = _log2(beta * p + aq, FAST)
-                t1 = aq * (x2 - l2m)
-                t2 = p * (y2 - l2m)
+            t1, t2 = loss_terms(x2, y2, beta, MODE, FAST)
             acc1 += tl.where(mask, t1, 0.0)
             acc2 += tl.where(mask, t2, 0.0)
         else:
-            if MODE == 0:
-                d = _exp2(x2, FAST) - _exp2(y2, FAST)
-            elif MODE == 1:
-                d = _exp2(x2, FAST) * ((x2 - y2) * 0.6931471805599453 - s1)
-            else:
-                q = _exp2(x2, FAST)
-                l2m = _log2(beta * _exp2(y2, FAST) + (1.0 - beta) * q, FAST)
-                d = q * ((1.0 - beta) * 0.6931471805599453 * (x2 - l2m) - s1)
+            d = dz_terms(x2, y2, s1, beta, MODE, FAST)
             if ALIASED:  # dz's bf16 bytes land in teacher elements another warp may still load
                 tl.debug_barrier()
             tl.store(dz + o, (d * g).to(DZ.dtype.element_ty), mask=mask)
