@@ -26,11 +26,14 @@
   };
   // The catalog is read when the list is first used, not with every comparison opened by URL.
   var loaded = false;
+  // An operation's runs come in parts of at most 500 lines (catalog.json's "shards"), keyed by the first.
+  var parts = {};
   var load = function () {
     if (loaded) { return; }
     loaded = true;
     fetch(root + "catalog.json").then(function (r) { return r.json(); }).then(function (catalog) {
       catalog.runShards.forEach(function (shard) {
+        parts[shard.shard] = shard.shards || [shard.shard];
         operation.appendChild(option(shard.shard, shard.operation + " (" + shard.runs.toLocaleString("en-US") + ")"));
       });
     });
@@ -41,8 +44,11 @@
   operation.addEventListener("change", function () {
     ["a", "b"].forEach(function (side) { lists[side].replaceChildren(option("", "choose a run")); });
     if (!operation.value) { return; }
-    fetch(root + operation.value).then(function (r) { return r.text(); }).then(function (text) {
-      var runs = text.split("\n").filter(Boolean).map(JSON.parse);
+    var urls = parts[operation.value] || [operation.value];
+    Promise.all(urls.map(function (url) {
+      return fetch(root + url).then(function (r) { return r.text(); });
+    })).then(function (texts) {
+      var runs = texts.join("").split("\n").filter(Boolean).map(JSON.parse);
       runs.sort(function (x, y) { return label(x) < label(y) ? -1 : label(x) > label(y) ? 1 : 0; });
       ["a", "b"].forEach(function (side) {
         runs.forEach(function (run) { lists[side].appendChild(option(run.name, label(run))); });

@@ -11,7 +11,7 @@ from sitegen.site.dates import operation_date
 from sitegen.site.engine.rendermemo import RenderMemo
 from sitegen.site.engine.rowtokens import RowTokens
 from sitegen.site.engine.write import SiteWriter
-from sitegen.site.outputs.catalog import run_shard, run_shard_path
+from sitegen.site.outputs.catalog import run_shards
 from sitegen.site.outputs.downloads import operation_csv_path, table
 from sitegen.site.outputs.feeds import atom_feed
 from sitegen.site.outputs.reader_outputs import Content, operation_feed_path, operation_where, write_implementation_badges
@@ -43,7 +43,8 @@ def write_operation_pages(index: Index, renderer: Renderer, writer: SiteWriter, 
     writer.add(feed, atom_feed(runs, index, path=feed, title=f"{index.config.site.title}: {L.operation_title(operation)}",
                                page=L.operation_path(operation.name), updated=operation_date(index, runs)))
     if runs:
-        writer.add(run_shard_path(operation.name), run_shard(runs))
+        for path, data in run_shards(operation.name, runs):
+            writer.add(path, data)
         writer.add(operation_csv_path(operation.name), table(runs))
     # The comparisons its cohort tables link go with the operation's group: its runs decide them.
     for compared in compare_group_pages(operation, index):

@@ -61,4 +61,5 @@ def catalog_runs(site: Path) -> list[dict]:
     import json
 
     index = json.loads((site / "catalog.json").read_text())
-    return [json.loads(line) for shard in index["runShards"] for line in (site / shard["shard"]).read_text().splitlines()]
+    return [json.loads(line) for shard in index["runShards"] for part in shard["shards"]
+            for line in (site / part).read_text().splitlines()]

@@ -160,3 +160,33 @@ def test_two_runs_are_picked_from_lists_not_pasted(browser, served):
     assert "(ratio 2.732×)" in _text(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.close()
+
+
+def test_an_operation_whose_runs_come_in_parts_lists_the_runs_of_every_part(browser, site, tmp_path):
+    """Past 500 runs an operation's run shard comes in parts (catalog.json's "shards", issue 49):
+    the picker lists the runs of every part, not the first part's alone. The fixture's operation
+    is split here by hand, Liger's rerun alone in the second part."""
+    import json
+    import shutil
+
+    split = tmp_path / "site"
+    shutil.copytree(site, split, symlinks=True, ignore=shutil.ignore_patterns(".site.standby-*"))
+    first = split / "catalog" / "runs" / "jensen-shannon-divergence.jsonl"
+    second = first.with_name("jensen-shannon-divergence.2.jsonl")
+    lines = first.read_text(encoding="utf-8").splitlines(keepends=True)
+    first.write_text("".join(line for line in lines if LIGER_RERUN not in line), encoding="utf-8")
+    second.write_text("".join(line for line in lines if LIGER_RERUN in line), encoding="utf-8")
+    catalog = json.loads((split / "catalog.json").read_text(encoding="utf-8"))
+    [entry] = [e for e in catalog["runShards"] if e["operation"] == "jensen-shannon-divergence"]
+    entry["shards"] = [entry["shard"], "catalog/runs/jensen-shannon-divergence.2.jsonl"]
+    (split / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    with headless.served(split) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url + "compare/index.html")
+        page.locator("#compare-picker").wait_for(state="visible", timeout=20_000)
+        page.focus("#pick-operation")
+        page.locator("#pick-operation option[value='catalog/runs/jensen-shannon-divergence.jsonl']").wait_for(state="attached", timeout=20_000)
+        page.select_option("#pick-operation", "catalog/runs/jensen-shannon-divergence.jsonl")
+        page.locator(f"#pick-a option[value='{SITEGEN_RUN}']").wait_for(state="attached", timeout=20_000)
+        assert page.locator(f"#pick-a option[value='{LIGER_RERUN}']").count() == 1
+        page.close()

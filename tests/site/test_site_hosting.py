@@ -52,3 +52,22 @@ def test_a_kinds_documents_split_into_parts_under_the_cap_named_by_number(index,
     assert sum(len(files[p].splitlines()) for p in parts) == entry["documents"]
     listed = {p for k in json.loads(files["catalog.json"])["documentShards"] for p in k["shards"]}
     assert listed == {name for name in files if name.startswith("catalog/documents/")}
+
+
+def test_an_operations_runs_split_into_parts_of_at_most_the_row_cap_named_by_number(index, monkeypatch):
+    """catalog.json names each operation's parts from its run count; the parts written with the
+    operation's pages are exactly those, in order, and join back to the unsplit shard."""
+    from sitegen.site.outputs import catalog as catalog_module
+
+    operation = "jensen-shannon-divergence"
+    runs = index.runs_of_operation[operation]
+    [(_, whole)] = catalog_module.run_shards(operation, runs)
+    monkeypatch.setattr(catalog_module, "RUN_PART_ROWS", 2)
+    parts = dict(catalog_module.run_shards(operation, runs))
+    entry = next(e for e in json.loads(dict(catalog_module.catalog(index))["catalog.json"])["runShards"] if e["operation"] == operation)
+    assert len(runs) > 4 and entry["runs"] == len(runs)
+    assert entry["shards"] == list(parts) == [f"catalog/runs/{operation}.jsonl"] + [
+        f"catalog/runs/{operation}.{n}.jsonl" for n in range(2, -(-len(runs) // 2) + 1)]
+    assert entry["shard"] == entry["shards"][0]
+    assert all(len(data.splitlines()) <= 2 for data in parts.values())
+    assert b"".join(parts.values()) == whole

@@ -65,26 +65,41 @@ def _parts(lines):
     yield part
 
 
-def run_shard_path(operation: str) -> str:
-    return f"catalog/runs/{operation}.jsonl"
+RUN_PART_ROWS = 500
+"""An operation's run shard's most lines. Split by count, not bytes, so catalog.json (written
+site-wide) names an operation's parts from its run count alone, without the rows its shards
+(written with the operation's pages) are made of. A row is at most about 2 KB (1.5 KB on average
+at 60,000 runs, where the unsplit fused-neighborhood-attention shard was 3.95 MB): a part stays
+near 1 MB, under the 2 MB a host is asked to take."""
 
 
-def run_shard(runs) -> bytes:
-    """One operation's runs, one JSON line each."""
-    return b"".join(to_json(_catalog_row(f)) for f in runs)
+def run_shard_paths(operation: str, runs: int) -> list[str]:
+    """catalog/runs/<operation>.jsonl, then <operation>.2.jsonl, <operation>.3.jsonl… (docs/hosting.md)."""
+    count = max(1, -(-runs // RUN_PART_ROWS))
+    return [f"catalog/runs/{operation}.jsonl" if n == 1 else f"catalog/runs/{operation}.{n}.jsonl" for n in range(1, count + 1)]
+
+
+def run_shards(operation: str, runs: list):
+    """One operation's runs, one JSON line each, in parts of RUN_PART_ROWS lines, as (path, bytes)."""
+    for number, path in enumerate(run_shard_paths(operation, len(runs))):
+        part = runs[number * RUN_PART_ROWS:(number + 1) * RUN_PART_ROWS]
+        yield path, b"".join(to_json(_catalog_row(f)) for f in part)
 
 
 def catalog(index: Index):
     """catalog.json, a small index, and the document shards it points at, as (path, bytes).
 
-    One shard per operation holds its runs (run_shard, written with the operation's
-    pages); one per kind holds the documents (kind, name, digest), in parts of at most PART_BYTES
-    (its entry's "shards" lists them; "shard" is the first). A reader fetches only
+    One shard per operation holds its runs (run_shards, written with the operation's pages), in
+    parts of at most RUN_PART_ROWS lines; one per kind holds the documents (kind, name, digest), in
+    parts of at most PART_BYTES. Each entry's "shards" lists its parts in order ("shard" is the
+    first, as before parts). A reader fetches only
     the operations it needs, and no file grows with the whole registry. Made one shard at
     a time, so the rows of a large registry are never all held at once.
     """
-    operations = [{"operation": name, "runs": len(runs), "shard": run_shard_path(name)}
-                  for name, runs in sorted(index.runs_of_operation.items())]
+    operations = []
+    for name, runs in sorted(index.runs_of_operation.items()):
+        parts = run_shard_paths(name, len(runs))
+        operations.append({"operation": name, "runs": len(runs), "shard": parts[0], "shards": parts})
     documents: dict[str, list] = {}
     for r in index.registry.records:
         documents.setdefault(r.kind, []).append(r)
