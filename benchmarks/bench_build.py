@@ -177,6 +177,7 @@ def sizes(records: Path, work: Path, top: int = 10) -> str:
     runs = sum(1 for p in (site / "runs").iterdir() if (p / "index.html").is_file())
     folders = by_folder(site)
     total = footprint(site)
+    cap_mb, cap_for = (1000, "60,000 runs") if runs >= 60000 else (300, "the bundled registry")
     lines = [f"sitegen build --records {records} (with search): {runs:,} run pages", "",
              "| folder | files | MB | files per 1,000 runs | MB per 1,000 runs |", "|---|---|---|---|---|"]
     for name, f in folders.items():
@@ -188,7 +189,8 @@ def sizes(records: Path, work: Path, top: int = 10) -> str:
     lines += ["", f"sitegen's own lists (.sitegen-*, not deployed): {total['own_files']} files, {total['own_bytes'] / 1e6:.1f} MB",
               "", "largest files: " + ", ".join(f"{name} {size / 1e6:.2f} MB" for size, name in biggest), "",
               "issue 49's targets:",
-              f"- at most 300 MB: {total['bytes'] / 1e6:.1f} MB, {'met' if total['bytes'] <= 300e6 else 'missed'}",
+              # Issue 49: the bundled registry at most 300 MB, a 60,000-run one at most 1 GB.
+              f"- at most {cap_mb:,} MB ({cap_for}): {total['bytes'] / 1e6:.1f} MB, {'met' if total['bytes'] <= cap_mb * 1e6 else 'missed'}",
               f"- at most 4 files per run: {total['files'] / runs:.2f}, {'met' if total['files'] <= 4 * runs else 'missed'}",
               f"- no file over 2 MB: largest {total['largest']} {total['largest_bytes'] / 1e6:.2f} MB, "
               f"{'met' if total['largest_bytes'] <= 2e6 else 'missed'}"]
