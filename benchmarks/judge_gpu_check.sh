@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 43 item 2's GPU check: the gate judged in a process of its own, its tensors crossing by
-# CUDA IPC (sitegen/rerun/checks/handover.py), which no CPU host could exercise when it landed.
+# host shared memory (sitegen/rerun/checks/handover.py) from and to CUDA, which no CPU host could exercise when it landed.
 #
 #   bash benchmarks/judge_gpu_check.sh          on the GPU machine, repository root, sitegen installed
 #
@@ -9,7 +9,7 @@
 #                     planted cheat rejected, the GPU-only ones (side-stream, sampled-loss,
 #                     side-stream-5pct) included, the honest kernels accepted.
 #   cost.txt          benchmarks/judge_cost.py on the GPU: the same honest kernel's worst relative
-#                     error judged in this process and through the judge (CUDA IPC) must be of one
+#                     error judged in this process and through the judge (copied through the host) must be of one
 #                     size and "passed" (a handover that lost or shifted elements would be far off);
 #                     the judged/in-process time ratio and the judge's start time are the cost.
 #   rerun.json/.log   a short rerun (JSD fp32, full pass, tokens 1024 x vocab 128256, sitegen and

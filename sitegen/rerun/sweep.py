@@ -147,6 +147,17 @@ def _spawn(plan: dict, workdir: Path, k: int, interpret: bool, watch: Watch | No
     return result
 
 
+NOT_JUDGED = {"status": "failed", "notes": "no verdict from the judge: the measuring process never asked it to gate this workload"}
+
+
+def every_load_judged(gate: dict, loads) -> dict:
+    """An available implementation's gate outcomes, {workload key: outcome}, with a workload the
+    judge gave no verdict for failed: its first process gates every workload, so a missing
+    verdict means that process skipped asking, and without this the case would be timed and
+    written "passed" with its correctness not checked."""
+    return {**{w.key: NOT_JUDGED for w in loads}, **gate}
+
+
 def _read_verdicts(report):
     """The judge's report as read from its socket: its gate dict, or why there is none."""
     try:
@@ -256,7 +267,8 @@ def run(opts: Options) -> dict[str, Any]:
     kept = opts.journal if opts.journal is not None else journal.read(opts.out) if opts.out else {}
     own, parent = measure(opts, proto)
     availability = {name: results[0]["availability"][name] for name, results in own.items()}
-    gates = {name: results[0]["gate"].get(name, {}) for name, results in own.items()}
+    gates = {name: every_load_judged(results[0]["gate"].get(name, {}), opts.loads) if availability[name].get("ok")
+             else results[0]["gate"].get(name, {}) for name, results in own.items()}
     # The host's software and device as sitegen's own code saw them, where one of its peers ran.
     first = next((own[ref.name][0] for ref in opts.impls if ref.internal), own[opts.impls[0].name][0])
     facts = parent["facts"]

@@ -110,7 +110,7 @@ def test_an_output_edited_after_its_handover_is_judged_as_it_was_handed_over():
 def test_the_receiver_copies_a_handed_over_tensor_before_it_acknowledges():
     shared = torch.arange(12, dtype=torch.float32).reshape(3, 4).share_memory_()
     fd, size = shared.untyped_storage()._share_fd_cpu_()
-    got = handover._copy_in(handover._layout(shared) | {"cpu": {"size": size, "fd": 0}}, [os.dup(fd)], "cpu")
+    got = handover._copy_in({"dtype": "float32", "shape": [3, 4], "cpu": {"size": size, "fd": 0}}, [os.dup(fd)], "cpu", 12)
     shared.fill_(-1.0)  # the sender's shared storage, written after the handover
     assert torch.equal(got, torch.arange(12, dtype=torch.float32).reshape(3, 4))
     assert got.untyped_storage().data_ptr() != shared.untyped_storage().data_ptr()
@@ -121,16 +121,73 @@ def _pair():
     return handover.Channel(a), handover.Channel(b)
 
 
-def test_a_tensor_crosses_a_channel_with_its_layout_and_the_sender_waits_for_the_copy():
+def test_a_tensor_crosses_a_channel_with_its_values_and_the_sender_waits_for_the_copy():
     send, recv = _pair()
     t = torch.arange(20, dtype=torch.float64).reshape(4, 5)[:, 1:4]  # a strided view
     got = {}
-    th = threading.Thread(target=lambda: got.update(zip(("kind", "payload", "tensors"), recv.recv("cpu"))))
+    th = threading.Thread(target=lambda: got.update(zip(("kind", "payload", "tensors"), recv.recv("cpu", most=[12, 0]))))
     th.start()
     send.send("outputs", {"impl": "m"}, [t, None])
     th.join()
     assert got["kind"] == "outputs" and got["payload"] == {"impl": "m"}
     assert torch.equal(got["tensors"][0], t) and got["tensors"][1] is None
+
+
+def _described(body: dict | bytes, fds: list[int]):
+    """``body`` (a header, or raw bytes) sent over a fresh pair with ``fds`` riding along; the receiving end."""
+    a, b = socket.socketpair()
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    socket.send_fds(a, [len(data).to_bytes(4, "big")], fds)
+    a.sendall(data)
+    a.close()
+    return handover.Channel(b)
+
+
+def test_a_tensor_larger_than_its_reference_is_refused_before_any_memory_is_taken(monkeypatch):
+    # The judge states the most elements of each output (its reference's); a header naming more,
+    # or more tensors than references, is refused before torch.empty is asked for them.
+    asked = []
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: asked.append(a) or (_ for _ in ()).throw(AssertionError("allocated")))
+    fd = os.memfd_create("t")
+    os.ftruncate(fd, 8)
+    huge = {"kind": "outputs", "payload": {}, "tensors": [{"dtype": "float32", "shape": [1 << 20, 1 << 20], "cpu": {"size": 4 << 40, "fd": 0}}]}
+    with pytest.raises(handover.Refused, match="at most 2"):
+        _described(huge, [fd]).recv("cpu", most=[2])
+    extra = {"kind": "outputs", "payload": {}, "tensors": [None, {"dtype": "float32", "shape": [1], "cpu": {"size": 4, "fd": 0}}]}
+    with pytest.raises(handover.Refused, match="2 tensors where at most 1"):
+        _described(extra, [fd]).recv("cpu", most=[2])
+    assert asked == []
+    os.close(fd)
+
+
+def test_a_shared_file_smaller_than_its_tensor_is_refused_and_not_grown():
+    fd = os.memfd_create("t")
+    os.ftruncate(fd, 4)
+    short = {"kind": "outputs", "payload": {}, "tensors": [{"dtype": "float32", "shape": [4], "cpu": {"size": 16, "fd": 0}}]}
+    with pytest.raises(handover.Refused, match="of 4 bytes for a tensor of 16"):
+        _described(short, [os.dup(fd)]).recv("cpu", most=[4])
+    assert os.fstat(fd).st_size == 4
+    os.close(fd)
+
+
+def test_a_cuda_ipc_handle_is_never_opened():
+    # A handle the measuring process made would map memory at offsets it states (handover's docstring).
+    handle = {"kind": "outputs", "payload": {}, "tensors": [{"dtype": "float32", "shape": [4], "cuda": {
+        "device": 0, "handle": "AAAA", "size": 16, "offset": 0, "refHandle": "AAAA", "refOffset": 1 << 40}}]}
+    with pytest.raises(handover.Refused, match="not in a shared-memory file"):
+        _described(handle, []).recv("cpu", most=[4])
+
+
+def test_a_refused_header_leaves_no_descriptor_open():
+    # Refused while the header is read (not JSON), after the descriptors arrived with its length.
+    fd = os.memfd_create("t")
+    before = len(os.listdir("/proc/self/fd"))
+    chan = _described(b"not json", [fd])
+    with pytest.raises(handover.Refused, match="not JSON"):
+        chan.recv("cpu")
+    chan.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+    os.close(fd)
 
 
 def test_a_message_that_is_not_this_protocol_s_is_refused_and_runs_nothing(tmp_path):
@@ -186,3 +243,21 @@ def test_a_measuring_process_asked_to_gate_without_a_judge_refuses_in_one_line(t
                           capture_output=True, text=True, env=env)
     assert done.returncode == 2 and not (tmp_path / "result.json").exists()
     assert done.stderr.strip().count("\n") == 0 and "no judge process was handed down" in done.stderr, done.stderr
+
+
+def test_a_workload_the_judge_gave_no_verdict_for_fails_the_gate():
+    # The first measuring process gates every workload; one it never asked the judge about would
+    # otherwise be timed and written "passed" with its correctness not checked.
+    from sitegen.core.workload import Workload
+    from sitegen.rerun.outcome.assemble import outcome
+    from sitegen.rerun.sweep import every_load_judged
+
+    asked, skipped = JSD().workload("fp32", tokens=4, vocab=64), JSD().workload("fp32", tokens=8, vocab=64)
+    judged = every_load_judged({asked.key: {"status": "passed"}}, [asked, skipped])
+    assert judged[asked.key] == {"status": "passed"} and judged[skipped.key]["status"] == "failed"
+    assert isinstance(skipped, Workload)
+    from sitegen.core.workload import Case
+
+    result = outcome(Case(skipped, "forward", "m"), judged[skipped.key], [{"samplesNs": [1000] * 10}], op=JSD(),
+                     copy_bytes_per_s=None, process_counts=[None], expected_counts=[1], repeated_probe=False)
+    assert result["status"] == "failed" and "never timed" in result["statusReason"]

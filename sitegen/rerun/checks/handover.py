@@ -2,23 +2,28 @@
 Unix socket pair, without pickle.
 
 Each message is one JSON header (length-prefixed) naming its kind, its plain payload and, for
-each tensor, its dtype, shape, stride and storage offset; the storage itself is shared, never
-copied through the socket: a CPU tensor as a shared-memory file whose descriptor rides along
-(SCM_RIGHTS), a CUDA tensor as its CUDA IPC handle (torch's own, UntypedStorage._share_cuda_).
-These are the primitives torch.multiprocessing uses, but torch.multiprocessing's Connection
-unpickles what it receives, and a pickle from the measuring process would run its code in the
-judge: the judge would no longer be a process that runs no outside code. A header is data, read
-field by field; anything else is refused (Refused, one line).
+each tensor, its dtype and shape; the tensor itself is never copied through the socket but through
+a shared-memory file whose descriptor rides along (SCM_RIGHTS), contiguous from its first byte.
+A CUDA tensor goes the same way, copied to the host first: a CUDA IPC handle would have the judge
+map memory the measuring process names, at offsets and sizes it states and torch does not bound
+(a view outside the output's allocation, onto the judge's own references; a reference count
+decremented at any distance), and a handle the judge exported would give the measuring process
+the judge's whole allocator segment, its references included. Host copies cost a few tenths of
+a second per gigabyte each way, next to a gate that takes seconds. These are the primitives
+torch.multiprocessing uses for CPU tensors, but torch.multiprocessing's Connection unpickles what
+it receives, and a pickle from the measuring process would run its code in the judge: the judge
+would no longer be a process that runs no outside code. A header is data, read field by field;
+anything else is refused (Refused, one line).
 
-The receiver copies every tensor on receipt, before it acknowledges, and the sender blocks until
-that acknowledgement, holding the tensor: what the judge judges is the copy, so an edit of the
+The receiver checks each tensor against what it expects (at most so many tensors, each of at most
+so many elements), checks the file's size, and copies it before it acknowledges; the sender blocks
+until that acknowledgement, holding the file: what the judge judges is the copy, so an edit of the
 measuring process's own tensor after the handover changes nothing the judge holds, and one before
-it is no more than handing over other values.
+it, or during the copy, is no more than handing over other values.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import struct
@@ -62,20 +67,15 @@ class Channel:
                 described.append(None)
                 continue
             t = t.detach()
-            if t.device.type == "cuda":
-                # The output's own storage: the judge copies it on receipt. The caller's stream
-                # has finished with it (handed over after a device-wide synchronize).
-                dev, handle, size, offset, ref_handle, ref_offset, event, sync = t.untyped_storage()._share_cuda_()
-                described.append({**_layout(t), "cuda": {
-                    "device": dev, "handle": _b64(handle), "size": size, "offset": offset,
-                    "refHandle": _b64(ref_handle), "refOffset": ref_offset, "event": _b64(event), "sync": bool(sync)}})
-            else:
-                share = torch.empty(t.shape, dtype=t.dtype).share_memory_()
-                share.copy_(t)
-                fd, size = share.untyped_storage()._share_fd_cpu_()
-                fds.append(fd)
-                described.append({**_layout(share), "cpu": {"size": size, "fd": len(fds) - 1}})
-                t = share
+            # Host shared memory for every device (the module's docstring says why not CUDA IPC);
+            # a CUDA output's stream has finished with it (handed over after a device-wide synchronize).
+            share = torch.empty(t.shape, dtype=t.dtype).share_memory_()
+            share.copy_(t)
+            fd, size = share.untyped_storage()._share_fd_cpu_()
+            fds.append(fd)
+            described.append({"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                              "cpu": {"size": size, "fd": len(fds) - 1}})
+            t = share
             held.append(t)
         self._write({"kind": kind, "payload": payload or {}, "tensors": described}, fds)
         if not wait:
@@ -98,16 +98,22 @@ class Channel:
 
     # -- receiving ------------------------------------------------------------------------------
 
-    def recv(self, device: str, *, ack: bool = True) -> tuple[str, dict, list]:
+    def recv(self, device: str, *, ack: bool = True, most: list[int] | None = None) -> tuple[str, dict, list]:
         """(kind, payload, tensors copied onto ``device``): the sender is acknowledged once the
-        copies are made (``ack`` False: a sender that does not wait, send(wait=False)). Refused
-        on anything this protocol does not send; EOFError at the end."""
-        header, fds = self._read_header(with_fds=True)
+        copies are made (``ack`` False: a sender that does not wait, send(wait=False)). ``most``:
+        the most elements of each tensor in order, and so the most tensors (None: no tensor).
+        Refused on anything this protocol does not send, before any memory is taken for it;
+        EOFError at the end."""
+        fds: list[int] = []
         try:
+            header, fds = self._read_header(with_fds=True)
             kind, payload, described = header.get("kind"), header.get("payload"), header.get("tensors")
             if not isinstance(kind, str) or not isinstance(payload, dict) or not isinstance(described, list):
                 raise Refused("a message without a kind, payload and tensor list")
-            tensors = [None if d is None else _copy_in(d, fds, device) for d in described]
+            bounds = most or []
+            if len(described) > len(bounds) and any(d is not None for d in described[len(bounds):]):
+                raise Refused(f"{len(described)} tensors where at most {len(bounds)} were expected")
+            tensors = [None if d is None else _copy_in(d, fds, device, bounds[i]) for i, d in enumerate(described)]
             if device.startswith("cuda") and any(t is not None for t in tensors):
                 import torch
 
@@ -122,11 +128,21 @@ class Channel:
     def _read_header(self, with_fds: bool = False):
         if with_fds:
             first, fds, _, _ = socket.recv_fds(self.sock, 4, _MAX_FDS)
-            prefix = first + self._exact(4 - len(first)) if first else b""
-        else:
-            fds, prefix = [], self._exact(4)
+            try:
+                prefix = first + self._exact(4 - len(first)) if first else b""
+                if len(prefix) < 4:
+                    raise EOFError("the other end closed")
+                return self._read_body(prefix), fds
+            except BaseException:
+                for fd in fds:  # refused before recv's own cleanup could see them
+                    _close(fd)
+                raise
+        prefix = self._exact(4)
         if len(prefix) < 4:
             raise EOFError("the other end closed")
+        return self._read_body(prefix)
+
+    def _read_body(self, prefix: bytes) -> dict:
         (n,) = struct.unpack("!I", prefix)
         if n > _MAX_HEADER:
             raise Refused(f"a header of {n} bytes (at most {_MAX_HEADER})")
@@ -136,7 +152,7 @@ class Channel:
             raise Refused("a header that is not JSON") from None
         if not isinstance(header, dict):
             raise Refused("a header that is not a JSON object")
-        return (header, fds) if with_fds else header
+        return header
 
     def _exact(self, n: int) -> bytes:
         out = b""
@@ -150,62 +166,44 @@ class Channel:
         return out
 
 
-def _layout(t) -> dict:
-    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "stride": list(t.stride()),
-            "storageOffset": t.storage_offset()}
-
-
-def _b64(value) -> str | None:
-    return None if value is None else base64.b64encode(bytes(value)).decode()
-
-
-def _unb64(value) -> bytes | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise Refused("a CUDA handle that is not a string")
-    return base64.b64decode(value, validate=True)
-
-
 def _ints(value, what: str) -> list[int]:
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
         raise Refused(f"a tensor {what} that is not a list of non-negative integers")
     return value
 
 
-def _copy_in(d, fds: list[int], device: str):
-    """The tensor a header describes, copied out of the shared storage."""
+def _copy_in(d, fds: list[int], device: str, most: int):
+    """The tensor a header describes (at most ``most`` elements), copied out of its shared-memory file."""
+    import os
+
     import torch
 
     if not isinstance(d, dict) or d.get("dtype") not in _DTYPE_NAMES:
         raise Refused(f"a tensor of dtype {d.get('dtype') if isinstance(d, dict) else d!r}, not one the checks read")
     dtype = getattr(torch, d["dtype"])
-    shape, stride = _ints(d.get("shape"), "shape"), _ints(d.get("stride"), "stride")
-    offset = d.get("storageOffset")
-    if len(shape) != len(stride) or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise Refused("a tensor layout whose shape, stride and offset do not agree")
-    if isinstance(d.get("cpu"), dict):
-        c = d["cpu"]
-        k, size = c.get("fd"), c.get("size")
-        if not (isinstance(k, int) and 0 <= k < len(fds) and isinstance(size, int) and size >= 0):
-            raise Refused("a CPU tensor without its shared-memory file")
+    shape = _ints(d.get("shape"), "shape")
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel > most:
+        raise Refused(f"a tensor of {numel} elements where at most {most} were expected")
+    c = d.get("cpu")
+    if not isinstance(c, dict):
+        raise Refused("a tensor not in a shared-memory file")
+    k, size = c.get("fd"), c.get("size")
+    if not (isinstance(k, int) and not isinstance(k, bool) and 0 <= k < len(fds) and size == numel * dtype.itemsize):
+        raise Refused("a tensor without its shared-memory file, or of another size than its shape")
+    try:
+        held = os.fstat(fds[k]).st_size
+    except OSError as exc:
+        raise Refused(f"a shared-memory file that cannot be read: {exc}") from None
+    if held < size:  # mapped as it is: torch would otherwise grow the file to the size stated
+        raise Refused(f"a shared-memory file of {held} bytes for a tensor of {size}")
+    out = torch.empty(shape, dtype=dtype, device=device)
+    if size:
         storage = torch.UntypedStorage._new_shared_fd_cpu(fds[k], size)
-    elif isinstance(d.get("cuda"), dict):
-        c = d["cuda"]
-        nums = [c.get(key) for key in ("device", "size", "offset", "refOffset")]
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in nums):
-            raise Refused("a CUDA tensor whose handle's numbers are not non-negative integers")
-        torch.cuda._lazy_init()
-        storage = torch.UntypedStorage._new_shared_cuda(c["device"], _unb64(c.get("handle")), c["size"], c["offset"],
-                                                        _unb64(c.get("refHandle")), c["refOffset"],
-                                                        _unb64(c.get("event")), bool(c.get("sync")))
-    else:
-        raise Refused("a tensor neither in shared memory nor behind a CUDA IPC handle")
-    extent = offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1 if all(shape) else 0
-    if extent * dtype.itemsize > storage.nbytes():
-        raise Refused(f"a tensor reaching past its storage ({extent * dtype.itemsize} of {storage.nbytes()} bytes)")
-    view = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, shape, stride)
-    return torch.empty(shape, dtype=dtype, device=device).copy_(view)
+        out.copy_(torch.empty(0, dtype=dtype).set_(storage, 0, shape))
+    return out
 
 
 def _close(fd: int) -> None:

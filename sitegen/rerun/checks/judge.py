@@ -4,7 +4,7 @@ It imports torch, the operation (its inputs and float64 reference), sitegen.rule
 and no implementation: no outside code runs in it. It owns the gate's secrets (which seeds, so
 which inputs) and its verdicts. The measuring process asks it to gate a workload; the judge draws
 each checked shape's inputs from a secret seed, computes the reference, hands the inputs over
-(sitegen.rerun.checks.handover: shared memory on a CPU, CUDA IPC on a GPU, copied on receipt),
+(sitegen.rerun.checks.handover: host shared memory, copied on receipt, on a GPU too),
 takes back each implementation's loss and gradients (copied on receipt too) and compares them.
 
 Where the rerun's parent started it (sitegen.rerun.sweep), its verdicts go to the parent over a
@@ -43,8 +43,8 @@ def _not_dumpable() -> None:
 class Judge:
     """The judge's state: the operation, the bounds, the verdicts so far ({impl: {wkey: outcome}})."""
 
-    def __init__(self, op, device: str, rtol: dict[str, float] | None):
-        self.op, self.device, self.rtol = op, device, rtol
+    def __init__(self, op, device: str, rtol: dict[str, float] | None, *, once: bool = False):
+        self.op, self.device, self.rtol, self.once = op, device, rtol, once
         self.verdicts: dict[str, dict[str, dict]] = {}
 
     def gate(self, chan: Channel, payload: dict) -> dict[str, dict]:
@@ -53,6 +53,10 @@ class Judge:
         from sitegen.rerun.checks import judging
 
         w = Workload.from_json(payload["workload"])
+        if self.once and any(w.key in seen for seen in self.verdicts.values()):
+            # Gated again, an implementation that passes some draws would be asked until it did.
+            # (A judge its caller started, spawn_local, serves that caller's own checks again.)
+            raise Refused(f"workload {w.key} gated a second time")
         impls = [name for name in payload["impls"] if isinstance(name, str)]
         # The parent's bounds where it gave them; the caller's only where the caller is the one
         # who started this judge (spawn_local).
@@ -64,7 +68,10 @@ class Judge:
             chan.send("inputs", {"dims": dims, "gradOutput": g is not None}, [*inputs, g])
             del inputs
             for name in impls:
-                kind, said, handed = chan.recv(self.device)
+                # The loss and one gradient per reference, each no larger than its reference:
+                # the judge never takes more memory than the outputs it expects.
+                most = [ref_loss.numel() if g is not None else 1] + [0 if r is None else r.numel() for r in ref_grads]
+                kind, said, handed = chan.recv(self.device, most=most)
                 if kind != "outputs" or said.get("impl") != name:
                     raise Refused(f"expected {name}'s outputs, got {kind} of {said.get('impl')!r}")
                 if said.get("error") is not None:
@@ -93,7 +100,7 @@ def serve(config: dict, worker: Channel, report: Channel | None) -> None:
     """Answer the measuring process until it says done (or goes away); then report."""
     from sitegen import operations
 
-    judge = Judge(operations.load(config["operation"]), config["device"], config.get("rtol"))
+    judge = Judge(operations.load(config["operation"]), config["device"], config.get("rtol"), once=report is not None)
     try:
         while True:
             try:
