@@ -44,10 +44,15 @@
   operation.addEventListener("change", function () {
     ["a", "b"].forEach(function (side) { lists[side].replaceChildren(option("", "choose a run")); });
     if (!operation.value) { return; }
-    var urls = parts[operation.value] || [operation.value];
+    var asked = operation.value;
+    var urls = parts[asked] || [asked];
     Promise.all(urls.map(function (url) {
-      return fetch(root + url).then(function (r) { return r.text(); });
+      return fetch(root + url).then(function (r) {
+        if (!r.ok) { throw new Error(url + ": HTTP " + r.status); }
+        return r.text();
+      });
     })).then(function (texts) {
+      if (operation.value !== asked) { return; }  // another operation was chosen meanwhile
       var runs = texts.join("").split("\n").filter(Boolean).map(JSON.parse);
       runs.sort(function (x, y) { return label(x) < label(y) ? -1 : label(x) > label(y) ? 1 : 0; });
       ["a", "b"].forEach(function (side) {
