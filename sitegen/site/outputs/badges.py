@@ -1,8 +1,9 @@
 """README badges: one SVG per implementation, a row per operation × GPU it ranks on, each row its best rank.
 
 One SVG per operation × GPU was 7,144 files for the bundled registry (issue 49), 4.3 per
-implementation; each row of the implementation's SVG links the table that ranks it, as each
-SVG did.
+implementation. Each row of the SVG links the table that ranks it where the SVG is opened
+itself; embedded with <img>, as README snippets embed it, links in it do nothing, so the snippet
+links the implementation's page, which lists every row as a link to its table.
 
 The rank is read from the index's run facts (``RunFacts.rank`` and ``cohort``), the same
 data the operation pages rank by, so a change to the ranking rules reaches the badges too.
