@@ -40,7 +40,7 @@ import triton
 import triton.language as tl
 
 from .jsd import _exp2, _log2, _mode, _scale_
-from .linear_jsd_terms import dz_terms, loss_terms
+from .linear_jsd_terms import dz_terms, loss_terms, row_loss
 
 VARIANTS = ("rows", "tiled")
 
@@ -105,11 +105,7 @@ def _row_kernel(
         t1, t2 = loss_terms(x2, y2, beta, MODE, FAST)
         acc1 += tl.where(mask, t1, 0.0)
         acc2 += tl.where(mask, t2, 0.0)
-    s1 = tl.sum(acc1, 0) * 0.6931471805599453
-    if MODE == 2:
-        loss = s1 + beta * tl.sum(acc2, 0) * 0.6931471805599453
-    else:
-        loss = s1
+    s1, loss = row_loss(acc1, acc2, beta, MODE)
     tl.store(LOSS + row, loss * w)
 
     if STORE_GRAD:

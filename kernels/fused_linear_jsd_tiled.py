@@ -36,7 +36,7 @@ import triton.language as tl
 
 from . import linear_jsd_logits as gemm
 from .jsd import _mode
-from .linear_jsd_terms import dz_terms, loss_terms
+from .linear_jsd_terms import dz_terms, loss_terms, row_loss
 
 _ROW_CONFIG = {"cuda": (2048, 4), "cpu": (32, 1)}
 HALF_LOGITS = False  # fp16 logit storage for 16-bit inputs (linear_jsd_logits.py); the bench's [fp16] rows
@@ -92,11 +92,7 @@ def _sweep_kernel(
                 tl.debug_barrier()
             tl.store(dz + o, (d * g).to(DZ.dtype.element_ty), mask=mask)
     if PHASE == 0:
-        s1 = tl.sum(acc1, 0) * 0.6931471805599453
-        if MODE == 2:
-            loss = s1 + beta * tl.sum(acc2, 0) * 0.6931471805599453
-        else:
-            loss = s1
+        s1, loss = row_loss(acc1, acc2, beta, MODE)
         tl.store(LOSS + row, loss * w)
         tl.store(S1 + row, s1)
 

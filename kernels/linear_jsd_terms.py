@@ -46,3 +46,14 @@ def dz_terms(x2, y2, s1, beta, MODE: tl.constexpr, FAST: tl.constexpr):
         l2m = _log2(beta * _exp2(y2, FAST) + (1.0 - beta) * q, FAST)
         d = q * ((1.0 - beta) * 0.6931471805599453 * (x2 - l2m) - s1)
     return d
+
+
+@triton.jit
+def row_loss(acc1, acc2, beta, MODE: tl.constexpr):
+    """(s1, loss) of a row from its summed loss_terms: s1 = ln2 sum t1, the row sum dz_terms takes."""
+    s1 = tl.sum(acc1, 0) * 0.6931471805599453
+    if MODE == 2:
+        loss = s1 + beta * tl.sum(acc2, 0) * 0.6931471805599453
+    else:
+        loss = s1
+    return s1, loss
