@@ -217,13 +217,19 @@ def fused_linear_jsd_forward(
             BLOCK=block, FAST=device.type == "cuda" and torch.version.hip is None, num_warps=num_warps, ALIASED=dz.dtype != torch.float32,
         )
         if compute_grad:
-            torch.mm(dz, student_weight, out=grad_input[s:e])
-            if s == 0:
-                torch.mm(dz.t(), student_input[s:e], out=grad_weight)
-            else:
-                grad_weight.addmm_(dz.t(), student_input[s:e])
+            chunk_grads(dz, student_input, student_weight, s, e, grad_input, grad_weight)
     # A fixed-shape sum has a fixed order: the loss is bitwise reproducible.
     return loss_rows.sum(), grad_input, grad_weight
+
+
+def chunk_grads(dz, student_input, student_weight, s: int, e: int, grad_input, grad_weight) -> None:
+    """Rows s:e's share of both gradients from their dz: grad_input's rows written, grad_weight
+    written by the first chunk and accumulated by the others (no zero-fill pass)."""
+    torch.mm(dz, student_weight, out=grad_input[s:e])
+    if s == 0:
+        torch.mm(dz.t(), student_input[s:e], out=grad_weight)
+    else:
+        grad_weight.addmm_(dz.t(), student_input[s:e])
 
 
 class FusedLinearJSDFunction(torch.autograd.Function):

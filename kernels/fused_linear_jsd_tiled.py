@@ -35,6 +35,7 @@ import triton
 import triton.language as tl
 
 from . import linear_jsd_logits as gemm
+from .fused_linear_jsd import chunk_grads
 from .jsd import _mode
 from .linear_jsd_terms import dz_terms, loss_terms, row_loss
 
@@ -134,11 +135,7 @@ def tiled_forward(student_input, student_weight, teacher_input, teacher_weight, 
         _sweep_kernel[(e - s,)](*common, PHASE=0, **flags)
         if compute_grad:
             _sweep_kernel[(e - s,)](*common, PHASE=1, **flags)
-            torch.mm(dz, student_weight, out=grad_input[s:e])
-            if s == 0:
-                torch.mm(dz.t(), student_input[s:e], out=grad_weight)
-            else:
-                grad_weight.addmm_(dz.t(), student_input[s:e])
+            chunk_grads(dz, student_input, student_weight, s, e, grad_input, grad_weight)
     return loss_rows.sum(), grad_input, grad_weight
 
 

@@ -139,15 +139,20 @@ def test_both_compare_pages_fit_the_viewport(browser, served, width):
         page.close()
 
 
-def test_two_runs_are_picked_from_lists_not_pasted(browser, served):
-    """The compare page asked for two run names of up to 85 characters, typed or pasted; it now
-    lists the operations, then each one's runs by implementation, workload, GPU, pass and value."""
-    page = browser.new_page(viewport={"width": 390, "height": 900})
-    page.goto(served + "compare/index.html")
+def _pick_jsd(page, url: str) -> None:
+    """Open the compare page's picker at ``url`` and choose the JSD operation, as a reader does."""
+    page.goto(url + "compare/index.html")
     page.locator("#compare-picker").wait_for(state="visible", timeout=20_000)
     page.focus("#pick-operation")
     page.locator("#pick-operation option[value='catalog/runs/jensen-shannon-divergence.jsonl']").wait_for(state="attached", timeout=20_000)
     page.select_option("#pick-operation", "catalog/runs/jensen-shannon-divergence.jsonl")
+
+
+def test_two_runs_are_picked_from_lists_not_pasted(browser, served):
+    """The compare page asked for two run names of up to 85 characters, typed or pasted; it now
+    lists the operations, then each one's runs by implementation, workload, GPU, pass and value."""
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    _pick_jsd(page, served)
     assert re.fullmatch(r"jensen-shannon-divergence \(\d+\)", page.locator("#pick-operation option:checked").inner_text())
     page.locator(f"#pick-a option[value='{SITEGEN_RUN}']").wait_for(state="attached", timeout=20_000)
     shown = page.locator(f"#pick-a option[value='{LIGER_RERUN}']").inner_text()
@@ -182,11 +187,7 @@ def test_an_operation_whose_runs_come_in_parts_lists_the_runs_of_every_part(brow
     (split / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
     with headless.served(split) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(url + "compare/index.html")
-        page.locator("#compare-picker").wait_for(state="visible", timeout=20_000)
-        page.focus("#pick-operation")
-        page.locator("#pick-operation option[value='catalog/runs/jensen-shannon-divergence.jsonl']").wait_for(state="attached", timeout=20_000)
-        page.select_option("#pick-operation", "catalog/runs/jensen-shannon-divergence.jsonl")
+        _pick_jsd(page, url)
         page.locator(f"#pick-a option[value='{SITEGEN_RUN}']").wait_for(state="attached", timeout=20_000)
         assert page.locator(f"#pick-a option[value='{LIGER_RERUN}']").count() == 1
         page.close()
