@@ -114,3 +114,11 @@ def test_a_file_that_is_not_tritonbench_output_is_named_before_the_missing_date(
     assert result.exit_code == 1
     assert f"{path}: $: not TritonBench's --output-json output (an object of metrics)" in result.stderr.splitlines()
     assert "--observed-at" not in result.stderr
+
+
+def test_a_date_that_is_not_one_is_one_line_naming_the_option_and_nothing_is_written(tmp_path):
+    result = run_import("tritonbench", JSON_FILE, tmp_path / "records", "--gpu", "AMD EPYC", "--observed-at", "yesterday")
+    assert result.exit_code == 1
+    assert f"{JSON_FILE}: $: --observed-at: 'yesterday' is not an ISO 8601 date and time" in result.stderr.splitlines()
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "records").exists()
