@@ -23,7 +23,7 @@ import torch  # noqa: E402
 
 from sitegen.operations.jsd import JSD  # noqa: E402
 from sitegen.rerun.checks import gate, handover, judging  # noqa: E402
-from sitegen.rerun.selftest.cheats import ForwardSkipsDx, WrongGradient, _Given, _honest, _loss_only  # noqa: E402
+from sitegen.rerun.selftest.cheats import ForwardSkipsDx, WrongGradient, _Given, _honest, _loss_only, bundled_kernel  # noqa: E402
 
 OP = JSD()
 W = OP.workload("fp32", tokens=8, vocab=64)
@@ -261,3 +261,22 @@ def test_a_workload_the_judge_gave_no_verdict_for_fails_the_gate():
     result = outcome(Case(skipped, "forward", "m"), judged[skipped.key], [{"samplesNs": [1000] * 10}], op=JSD(),
                      copy_bytes_per_s=None, process_counts=[None], expected_counts=[1], repeated_probe=False)
     assert result["status"] == "failed" and "never timed" in result["statusReason"]
+
+
+def test_a_measuring_process_that_asks_for_a_second_gate_of_a_workload_is_refused_and_keeps_the_first_verdict():
+    # A forger whose implementation is right on some draws would ask again until one passed:
+    # the parent's judge gates a workload once, and its report holds that first verdict alone.
+    from sitegen.rerun.checks import judge as judge_module
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path)}
+    config = {"operation": judge_module.operation_target(OP), "device": "cpu", "interpret": True, "rtol": {"fp32": RTOL}}
+    proc, sock, report = judge_module.start(config, report=True, env=env)
+    chan = handover.Channel(sock)
+    first = gate.gate_workload({"wrong": WrongGradient()}, OP, W, RTOL, "cpu", judge=chan)
+    assert first == {"wrong": {"status": "failed"}}
+    with pytest.raises((handover.Refused, EOFError, OSError)):
+        gate.gate_workload({"wrong": bundled_kernel()}, OP, W, RTOL, "cpu", judge=chan)
+    chan.close()
+    proc.wait(timeout=60)
+    kind, payload, _ = report.recv("cpu", ack=False)
+    assert kind == "report" and payload["gate"]["wrong"][W.key]["status"] == "failed"
