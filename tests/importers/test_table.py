@@ -153,3 +153,14 @@ def test_an_overflowing_cell_is_named_as_written(tmp_path):
     result = run_import("table", source, tmp_path / "records", "--map", str(MAP))
     assert result.exit_code == 1
     assert f"{source}: line 3: y_value_50: '1e400' is not a finite number" in result.stderr.splitlines()
+
+
+def test_a_json_boolean_where_a_time_belongs_is_one_line_not_a_time_of_one(tmp_path):
+    # bool is an int to Python: true would otherwise import as 1 (one millisecond here).
+    rows = _rows(_slice(tmp_path, 2, 3))
+    rows[0]["y_value_50"] = True
+    jsonl = tmp_path / "bool.jsonl"
+    jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = run_import("table", jsonl, tmp_path / "records", "--map", str(MAP))
+    assert result.exit_code == 1
+    assert f"{jsonl}: line 1: y_value_50: True is not a finite number" in result.stderr.splitlines()
