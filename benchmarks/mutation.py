@@ -50,6 +50,9 @@ MODULES: dict[str, list[str]] = {
     "sitegen/trust/registrysigning.py": ["tests/trust/test_sign_journal.py", "tests/trust/test_signatures.py"],
     "sitegen/facts/roofline.py": [RULES + "test_roofline.py", "tests/foundation/test_roofline_fields.py"],
     "sitegen/rerun/checks/gate.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_untrusted.py"],
+    "sitegen/importers/table.py": ["tests/importers/test_table.py"],
+    "sitegen/importers/tritonbench.py": ["tests/importers/test_tritonbench.py"],
+    "sitegen/rerun/checks/handover.py": ["tests/rerun/test_judge_process.py"],
     "sitegen/rerun/checks/judging.py": [RULES + "test_gate.py", RULES + "test_gate_outputs.py", "tests/rerun/test_judge_process.py"],
     "sitegen/rules/stats.py": [RULES + "test_sampling_stats.py", "tests/rerun/test_checks.py", "tests/foundation/test_properties.py"],
     # Not test_evidence.py: it runs kernels under Triton's interpreter, tens of seconds a mutant
